@@ -1,0 +1,3 @@
+from kafkarep.cli.main import entry
+
+entry()

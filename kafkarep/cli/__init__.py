@@ -1,0 +1,1 @@
+"""The `kafkarep` command line: one module per subcommand, wired in `main`."""

@@ -1,0 +1,12 @@
+"""Exit codes and the errors that map to them (README "Exit codes")."""
+
+from __future__ import annotations
+
+OK = 0  # every expectation met
+EXPECTATION_NOT_MET = 1  # an unexpected violation, a missing expected one, a failed case
+BAD_INPUT = 2  # a malformed model or case file, an unknown flag or broker id
+INTERNAL_ERROR = 3  # a bug in kafkarep
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported as one line, exit code 2."""

@@ -1,0 +1,61 @@
+"""Entry point: parse the subcommand, run it, and turn every failure into one line and an exit
+code (0 met, 1 not met, 2 bad input, 3 internal error)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
+from kafkarep.cli import conform
+from kafkarep.cli.errors import BAD_INPUT, INTERNAL_ERROR, UsageError
+
+COMMANDS = (conform,)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="kafkarep",
+        description="Check Apache Kafka's replication protocol against a formal model.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+        return code
+    except UsageError as error:
+        print(f"kafkarep {args.command}: error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"kafkarep {args.command}: interrupted", file=sys.stderr)
+        return INTERNAL_ERROR
+    except Exception as error:
+        if os.environ.get("KAFKAREP_DEBUG"):
+            traceback.print_exc()
+        print(
+            f"kafkarep {args.command}: internal error: {error.__class__.__name__}: {error} "
+            "(set KAFKAREP_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""The controller's metadata as immutable values.
+
+A partition registration, the change record that moves it forward, the broker registry and the
+topic config (seed 004 §2.3; Kafka's `PartitionRegistration`, `PartitionChangeRecord`,
+`BrokerRegistration`). Every value is a NamedTuple: immutable, hashable, canonical.
+
+Replica sets (ISR, ELR, last-known ELR, adding, removing) are frozensets; only `replicas` is ordered
+(its first entry is the preferred leader). Kafka keeps the ISR as an ordered list, so it treats a
+reordered ISR as a change; this model does not (kafka-rules.md §7).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+NO_LEADER = -1
+EMPTY: frozenset[int] = frozenset()
+
+
+class LeaderRecoveryState(IntEnum):
+    RECOVERED = 0
+    RECOVERING = 1
+
+
+class PartitionRegistration(NamedTuple):
+    """One partition's metadata as the controller stores it (Kafka `PartitionRegistration`)."""
+
+    replicas: tuple[int, ...]
+    isr: frozenset[int]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    elr: frozenset[int] = EMPTY
+    last_known_elr: frozenset[int] = EMPTY
+    adding: frozenset[int] = EMPTY
+    removing: frozenset[int] = EMPTY
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader != NO_LEADER
+
+    @property
+    def reassignment_in_progress(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    def apply(self, record: PartitionChangeRecord) -> PartitionRegistration:
+        """Merge a change record (R0.2): set fields replace; the partition epoch always moves,
+        the leader epoch moves exactly when the record carries a leader field."""
+        return PartitionRegistration(
+            replicas=self.replicas if record.replicas is None else record.replicas,
+            isr=self.isr if record.isr is None else record.isr,
+            leader=self.leader if record.leader is None else record.leader,
+            leader_epoch=self.leader_epoch + (record.leader is not None),
+            partition_epoch=self.partition_epoch + 1,
+            elr=self.elr if record.elr is None else record.elr,
+            last_known_elr=(
+                self.last_known_elr if record.last_known_elr is None else record.last_known_elr
+            ),
+            adding=self.adding if record.adding is None else record.adding,
+            removing=self.removing if record.removing is None else record.removing,
+            leader_recovery_state=(
+                self.leader_recovery_state
+                if record.leader_recovery_state is None
+                else record.leader_recovery_state
+            ),
+        )
+
+
+class PartitionChangeRecord(NamedTuple):
+    """A `PartitionChangeRecord`: each field is None for "no change" or the new value."""
+
+    isr: frozenset[int] | None = None
+    leader: int | None = None
+    replicas: tuple[int, ...] | None = None
+    elr: frozenset[int] | None = None
+    last_known_elr: frozenset[int] | None = None
+    adding: frozenset[int] | None = None
+    removing: frozenset[int] | None = None
+    leader_recovery_state: LeaderRecoveryState | None = None
+
+    def is_noop(self) -> bool:
+        return all(value is None for value in self)
+
+    def changed_fields(self) -> tuple[str, ...]:
+        return tuple(
+            name for name, value in zip(self._fields, self, strict=True) if value is not None
+        )
+
+
+class BrokerRegistration(NamedTuple):
+    """What the controller knows of one broker (Kafka `BrokerRegistration`)."""
+
+    registered: bool = True
+    fenced: bool = False
+    in_controlled_shutdown: bool = False
+    epoch: int = 0
+    incarnation: int = 0
+
+    @property
+    def active(self) -> bool:
+        """Registered, unfenced and not shutting down (Kafka `ClusterControlManager.isActive`)."""
+        return self.registered and not self.fenced and not self.in_controlled_shutdown
+
+
+UNREGISTERED = BrokerRegistration(registered=False, fenced=True, epoch=-1, incarnation=-1)
+
+
+class BrokerRegistry(NamedTuple):
+    """Every broker's registration, sorted by broker id."""
+
+    entries: tuple[tuple[int, BrokerRegistration], ...]
+
+    @staticmethod
+    def of(registrations: dict[int, BrokerRegistration]) -> BrokerRegistry:
+        return BrokerRegistry(tuple(sorted(registrations.items())))
+
+    def get(self, broker: int) -> BrokerRegistration:
+        for broker_id, registration in self.entries:
+            if broker_id == broker:
+                return registration
+        return UNREGISTERED
+
+    def ids(self) -> tuple[int, ...]:
+        return tuple(broker_id for broker_id, _ in self.entries)
+
+    def is_active(self, broker: int) -> bool:
+        return self.get(broker).active
+
+    def with_broker(self, broker: int, registration: BrokerRegistration) -> BrokerRegistry:
+        entries = dict(self.entries)
+        entries[broker] = registration
+        return BrokerRegistry.of(entries)
+
+    def next_epoch(self) -> int:
+        """Broker epochs are cluster-wide monotonic (seed 004 §1.2.2): one past the largest."""
+        return max((r.epoch for _, r in self.entries), default=0) + 1
+
+
+class TopicConfig(NamedTuple):
+    min_isr: int = 1
+    unclean_leader_election: bool = False
+
+
+class RuleOptions(NamedTuple):
+    """Which variant of the rules runs. Kafka's behaviour (4.0, ELR on) is the default.
+
+    `elr_enabled`: KIP-966 eligible leader replicas (`eligible.leader.replicas.enable`, R0.6).
+    `leader_epoch_bump_on_isr_shrink`: metadata versions before 3.6-IV0 (KAFKA-15021, R1.4.2c).
+    `leader_recovery_supported`: metadata version 3.2 and up (R1.2.5).
+    `unclean_shutdown_handling`: metadata version 4.0-IV1 and up: a re-registration under a new
+        incarnation removes the broker from ISR and ELR (R5.4).
+    `use_last_known_leader`: Kafka's `useLastKnownLeaderInBalancedRecovery` (R1.2.4, R1.3.5).
+    `reassignment_completion`: "kafka" or "seed-000" (seed 000 §4.2, §4.5; kafka-rules.md §6).
+    `unclean_shutdown_detection`: "incarnation" (Kafka snapshot: every new incarnation is unclean)
+        or "previous-epoch" (KIP-966 design: clean when the broker presents its last epoch).
+    `disabled_guards`: named guards switched off, to seed bugs (models/mutations/).
+    """
+
+    elr_enabled: bool = True
+    leader_epoch_bump_on_isr_shrink: bool = False
+    leader_recovery_supported: bool = True
+    unclean_shutdown_handling: bool = True
+    use_last_known_leader: bool = True
+    reassignment_completion: str = "kafka"
+    unclean_shutdown_detection: str = "incarnation"
+    disabled_guards: frozenset[str] = EMPTY  # type: ignore[assignment]
+
+    def guard_on(self, name: str) -> bool:
+        return name not in self.disabled_guards
+
+
+METADATA_VERSIONS = ("3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0")
+
+
+def options_for_version(metadata_version: str, elr: bool, **overrides: object) -> RuleOptions:
+    """The rule options a metadata version implies (R0.6, R1.2.5, R1.4.2c, R5.4)."""
+    if metadata_version not in METADATA_VERSIONS:
+        raise ValueError(
+            f"unknown metadata_version {metadata_version!r}; one of {', '.join(METADATA_VERSIONS)}"
+        )
+    major, minor = (int(part) for part in metadata_version.split("."))
+    version = (major, minor)
+    if elr and version < (4, 0):
+        raise ValueError(f"elr needs metadata_version 4.0 or later, not {metadata_version}")
+    base = RuleOptions(
+        elr_enabled=elr,
+        leader_epoch_bump_on_isr_shrink=version < (3, 6),
+        leader_recovery_supported=version >= (3, 2),
+        unclean_shutdown_handling=version >= (4, 0),
+    )
+    return base._replace(**overrides)  # type: ignore[arg-type]
+
+
+class ClusterMetadata(NamedTuple):
+    """Everything a controller rule reads: the partition, the brokers, the topic, the options."""
+
+    partition: PartitionRegistration
+    brokers: BrokerRegistry
+    topic: TopicConfig = TopicConfig()
+    options: RuleOptions = RuleOptions()
+
+    @property
+    def effective_min_isr(self) -> int:
+        """min(min.insync.replicas, replica count), counting adding and removing (R0.5)."""
+        return min(self.topic.min_isr, len(self.partition.replicas))

@@ -1,0 +1,81 @@
+"""Small builders for rule tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkarep.metadata import (
+    BrokerRegistration,
+    BrokerRegistry,
+    ClusterMetadata,
+    LeaderRecoveryState,
+    PartitionRegistration,
+    RuleOptions,
+    TopicConfig,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def reg(
+    replicas: tuple[int, ...] | list[int],
+    isr: set[int] | list[int],
+    leader: int,
+    leader_epoch: int = 0,
+    partition_epoch: int = 0,
+    elr: set[int] | list[int] = (),  # type: ignore[assignment]
+    last_known_elr: set[int] | list[int] = (),  # type: ignore[assignment]
+    adding: set[int] | list[int] = (),  # type: ignore[assignment]
+    removing: set[int] | list[int] = (),  # type: ignore[assignment]
+    recovering: bool = False,
+) -> PartitionRegistration:
+    return PartitionRegistration(
+        replicas=tuple(replicas),
+        isr=frozenset(isr),
+        leader=leader,
+        leader_epoch=leader_epoch,
+        partition_epoch=partition_epoch,
+        elr=frozenset(elr),
+        last_known_elr=frozenset(last_known_elr),
+        adding=frozenset(adding),
+        removing=frozenset(removing),
+        leader_recovery_state=(
+            LeaderRecoveryState.RECOVERING if recovering else LeaderRecoveryState.RECOVERED
+        ),
+    )
+
+
+def brokers(
+    ids: range | list[int] = range(5),
+    fenced: tuple[int, ...] = (),
+    shutting_down: tuple[int, ...] = (),
+    unregistered: tuple[int, ...] = (),
+) -> BrokerRegistry:
+    """Brokers with epoch 100 + id, as in ReplicationControlManagerTest."""
+    return BrokerRegistry.of(
+        {
+            b: BrokerRegistration(
+                registered=b not in unregistered,
+                fenced=b in fenced,
+                in_controlled_shutdown=b in shutting_down,
+                epoch=100 + b,
+            )
+            for b in ids
+        }
+    )
+
+
+def cluster(
+    partition: PartitionRegistration,
+    registry: BrokerRegistry | None = None,
+    min_isr: int = 1,
+    unclean: bool = False,
+    **options: object,
+) -> ClusterMetadata:
+    return ClusterMetadata(
+        partition,
+        registry if registry is not None else brokers(),
+        TopicConfig(min_isr=min_isr, unclean_leader_election=unclean),
+        RuleOptions()._replace(**options),  # type: ignore[arg-type]
+    )

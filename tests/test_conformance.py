@@ -1,0 +1,59 @@
+"""Every case in ../shared/conformance runs through the rules, inside pytest too."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafkarep.cli.main import main
+from kafkarep.conformance import check_case, load_cases
+from tests.helpers import SHARED
+
+CASE_FILES = sorted((SHARED / "conformance").glob("*.json"))
+CASES = [(path.name, case) for path in CASE_FILES for case in load_cases(path)]
+
+
+def test_cases_are_there() -> None:
+    assert len(CASES) >= 86
+
+
+@pytest.mark.parametrize(("file", "case"), CASES, ids=[f"{f}:{c['id']}" for f, c in CASES])
+def test_case(file: str, case: dict) -> None:
+    assert check_case(case) == ()
+
+
+def test_cli_all_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conform", *map(str, CASE_FILES)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"conformance: {len(CASES)} passed, 0 failed"
+
+
+def test_cli_reports_a_failing_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = json.loads((SHARED / "conformance" / "alter_partition.json").read_text())[0]
+    case["expect"]["after"]["partition_epoch"] = 9
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps([case]))
+    assert main(["conform", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "ap-shrink-isr" in out and "partition_epoch" in out
+    assert out.splitlines()[-1] == "conformance: 0 passed, 1 failed"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "no such file"),
+        ("[{", "malformed JSON"),
+        ('{"id": 1}', "expected a JSON array"),
+        ('[{"id": "x", "before": {}, "action": {"type": "nope"}, "expect": {}}]', "action type"),
+    ],
+)
+def test_cli_bad_file_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, problem: str
+) -> None:
+    path = tmp_path / "cases.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["conform", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert str(path) in err and problem in err

@@ -1,0 +1,114 @@
+"""Broker events (kafka-rules.md §5; seed 004 §2.8, §2.9.1), after ReplicationControlManagerTest."""
+
+from kafkarep.errors import Error
+from kafkarep.metadata import NO_LEADER
+from kafkarep.rules import (
+    Changed,
+    ControlledShutdown,
+    FenceBroker,
+    RegisterBroker,
+    Rejected,
+    Unchanged,
+    UnfenceBroker,
+    controlled_shutdown,
+    fence_broker,
+    register_broker,
+    unclean_shutdown,
+    unfence_broker,
+)
+from tests.helpers import brokers, cluster, reg
+
+
+def test_fence_leader_elects_next_in_replica_order() -> None:
+    """testRemoveLeaderships; seed 004 §2.8."""
+    p = reg([0, 2, 1], [0, 2, 1], leader=0)
+    outcome = fence_broker(cluster(p, elr_enabled=False), FenceBroker(0))
+    assert isinstance(outcome, Changed)
+    assert (outcome.registration.leader, outcome.registration.isr) == (2, {1, 2})
+    assert outcome.brokers is not None and outcome.brokers.get(0).fenced
+
+
+def test_fence_outside_isr_changes_only_the_registry() -> None:
+    p = reg([0, 1, 2], [0, 1], leader=0)
+    outcome = fence_broker(cluster(p, elr_enabled=False), FenceBroker(2))
+    assert isinstance(outcome, Unchanged)
+    assert outcome.brokers is not None and outcome.brokers.get(2).fenced
+
+
+def test_fence_below_min_isr_moves_broker_to_elr() -> None:
+    """testEligibleLeaderReplicas_BrokerFence."""
+    p = reg([0, 1, 2, 3], [0, 1, 3], leader=0, partition_epoch=1)
+    outcome = fence_broker(cluster(p, brokers(fenced=(2,)), min_isr=3), FenceBroker(3))
+    assert isinstance(outcome, Changed)
+    assert (outcome.registration.isr, outcome.registration.elr) == ({0, 1}, {3})
+
+
+def test_fence_last_isr_member_without_elr_keeps_it() -> None:
+    """R1.5.2: seed 004 §2.8 "the last replica standing remains in the ISR"."""
+    p = reg([1, 2, 3], [1], leader=1, partition_epoch=2)
+    outcome = fence_broker(cluster(p, brokers(fenced=(2, 3)), elr_enabled=False), FenceBroker(1))
+    assert isinstance(outcome, Changed)
+    assert (outcome.registration.isr, outcome.registration.leader) == ({1}, NO_LEADER)
+
+
+def test_controlled_shutdown_follower() -> None:
+    p = reg([0, 1, 2], [0, 1, 2], leader=0)
+    outcome = controlled_shutdown(cluster(p, elr_enabled=False), ControlledShutdown(2))
+    assert isinstance(outcome, Changed)
+    assert outcome.registration.isr == {0, 1}
+    assert outcome.brokers is not None and outcome.brokers.get(2).in_controlled_shutdown
+
+
+def test_unfence_only_revisits_leaderless_partitions() -> None:
+    """R5.3: an unfenced ELR member becomes leader of a leaderless partition."""
+    p = reg(
+        [1, 2, 3],
+        [],
+        leader=NO_LEADER,
+        leader_epoch=1,
+        partition_epoch=4,
+        elr=[3],
+        last_known_elr=[1],
+    )
+    outcome = unfence_broker(cluster(p, brokers(fenced=(1, 2, 3)), min_isr=2), UnfenceBroker(3))
+    assert isinstance(outcome, Changed)
+    r = outcome.registration
+    assert (r.leader, r.isr, r.elr, r.last_known_elr) == (3, {3}, set(), set())
+    led = reg([0, 1, 2, 3], [0], leader=0, elr=[1, 3])
+    assert isinstance(
+        unfence_broker(cluster(led, brokers(fenced=(1, 2, 3)), min_isr=3), UnfenceBroker(1)),
+        Unchanged,
+    )
+
+
+def test_unclean_shutdown_last_isr_member() -> None:
+    """testEligibleLeaderReplicas_UncleanShutdown: leaves ISR, not into ELR; last known leader."""
+    p = reg([0, 1, 2, 3], [0], leader=0, partition_epoch=4, elr=[2])
+    outcome = unclean_shutdown(cluster(p, brokers(fenced=(1, 2, 3)), min_isr=3), 0)
+    assert isinstance(outcome, Changed)
+    r = outcome.registration
+    assert (r.isr, r.elr, r.last_known_elr, r.leader) == (set(), {2}, {0}, NO_LEADER)
+    assert outcome.brokers is not None
+    again = outcome.brokers.get(0)
+    assert again.fenced and again.epoch > 103 and again.incarnation == 1
+
+
+def test_clean_restart_keeps_membership_with_previous_epoch_detection() -> None:
+    """KIP-966 design: a broker presenting its last epoch restarted cleanly."""
+    p = reg([0, 1, 2], [0, 1], leader=0)
+    m = cluster(p, min_isr=2, unclean_shutdown_detection="previous-epoch")
+    assert isinstance(register_broker(m, RegisterBroker(1, 1, previous_epoch=101)), Unchanged)
+    assert isinstance(register_broker(m, RegisterBroker(1, 1, previous_epoch=-1)), Changed)
+
+
+def test_unclean_shutdown_ignored_before_metadata_4_0() -> None:
+    p = reg([0, 1, 2], [0, 1], leader=0)
+    m = cluster(p, elr_enabled=False, unclean_shutdown_handling=False)
+    assert isinstance(unclean_shutdown(m, 1), Unchanged)
+
+
+def test_unknown_broker() -> None:
+    p = reg([0, 1, 2], [0, 1], leader=0)
+    assert fence_broker(cluster(p), FenceBroker(9)) == Rejected(
+        Error.BROKER_ID_NOT_REGISTERED, "broker_events.broker_registered"
+    )
