@@ -25,6 +25,10 @@ class Guard(NamedTuple):
     def qualified(self) -> str:
         return f"{self.area}.{self.name}"
 
+    def enabled(self, disabled: frozenset[str]) -> bool:
+        """False when a model switched this guard off (to seed a bug)."""
+        return self.qualified not in disabled
+
     def passes(self, disabled: frozenset[str], *args: Any) -> bool:
         """True when the predicate holds, or when the guard is switched off."""
         return self.check(*args) or self.qualified in disabled

@@ -144,7 +144,7 @@ class TopicConfig(NamedTuple):
 
 
 class RuleOptions(NamedTuple):
-    """Which variant of the rules runs. Kafka's behaviour (4.0, ELR on) is the default.
+    """Which variant of the rules runs. Kafka 4.0's behaviour (ELR off by default) is the default.
 
     `elr_enabled`: KIP-966 eligible leader replicas (`eligible.leader.replicas.enable`, R0.6).
     `leader_epoch_bump_on_isr_shrink`: metadata versions before 3.6-IV0 (KAFKA-15021, R1.4.2c).
@@ -158,7 +158,7 @@ class RuleOptions(NamedTuple):
     `disabled_guards`: named guards switched off, to seed bugs (models/mutations/).
     """
 
-    elr_enabled: bool = True
+    elr_enabled: bool = False
     leader_epoch_bump_on_isr_shrink: bool = False
     leader_recovery_supported: bool = True
     unclean_shutdown_handling: bool = True

@@ -1,0 +1,58 @@
+"""The properties kafkarep checks, each declared once, read by every engine.
+
+An `always` property is a conjunction of named clauses, each a predicate over one state that
+returns None when it holds or a witness sentence when it does not. A `sometimes` property is a
+predicate over one step (state before, action, state after) that a model should make true at
+least once: it proves the model reaches the interesting states.
+
+    leader_completeness            the leader holds the committed log and every acked write
+    leader_candidate_completeness  every running ISR (and ELR) member holds the committed log
+    min_isr_commit                 acks and HWM respect MinISR
+    log_matching                   replicas agree below their HWMs
+    no_committed_record_lost       every acked write exists somewhere
+    metadata                       the controller's metadata and the brokers' copies are sound
+    (sometimes) record_committed, elr_leader_elected, reassignment_completed,
+                unclean_shutdown_hits_leader, leader_changed, isr_below_min_isr
+"""
+
+from __future__ import annotations
+
+from properties import (
+    completeness,
+    durability,
+    log_matching,
+    metadata_invariants,
+    min_isr,
+    reachability,
+)
+from properties.base import Clause, Property
+
+ALL: tuple[Property, ...] = (
+    completeness.LEADER_COMPLETENESS,
+    completeness.LEADER_CANDIDATE_COMPLETENESS,
+    min_isr.MIN_ISR_COMMIT,
+    log_matching.LOG_MATCHING,
+    durability.NO_COMMITTED_RECORD_LOST,
+    metadata_invariants.METADATA,
+    *reachability.SOMETIMES,
+)
+BY_NAME = {p.name: p for p in ALL}
+
+
+def clause_names() -> set[str]:
+    """Every property name and every `property.clause` name."""
+    names = set(BY_NAME)
+    for prop in ALL:
+        names |= {f"{prop.name}.{clause.name}" for clause in prop.clauses}
+    return names
+
+
+def select(names: tuple[str, ...] | None) -> tuple[Property, ...]:
+    """The properties a model checks: all, or those named (a clause name selects its property)."""
+    if names is None:
+        return ALL
+    wanted = {name.split(".")[0] for name in names}
+    return tuple(p for p in ALL if p.name in wanted)
+
+
+__all__ = ["ALL", "BY_NAME", "Clause", "Property", "clause_names", "select"]

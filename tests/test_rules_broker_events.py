@@ -38,7 +38,9 @@ def test_fence_outside_isr_changes_only_the_registry() -> None:
 def test_fence_below_min_isr_moves_broker_to_elr() -> None:
     """testEligibleLeaderReplicas_BrokerFence."""
     p = reg([0, 1, 2, 3], [0, 1, 3], leader=0, partition_epoch=1)
-    outcome = fence_broker(cluster(p, brokers(fenced=(2,)), min_isr=3), FenceBroker(3))
+    outcome = fence_broker(
+        cluster(p, brokers(fenced=(2,)), min_isr=3, elr_enabled=True), FenceBroker(3)
+    )
     assert isinstance(outcome, Changed)
     assert (outcome.registration.isr, outcome.registration.elr) == ({0, 1}, {3})
 
@@ -70,13 +72,17 @@ def test_unfence_only_revisits_leaderless_partitions() -> None:
         elr=[3],
         last_known_elr=[1],
     )
-    outcome = unfence_broker(cluster(p, brokers(fenced=(1, 2, 3)), min_isr=2), UnfenceBroker(3))
+    outcome = unfence_broker(
+        cluster(p, brokers(fenced=(1, 2, 3)), min_isr=2, elr_enabled=True), UnfenceBroker(3)
+    )
     assert isinstance(outcome, Changed)
     r = outcome.registration
     assert (r.leader, r.isr, r.elr, r.last_known_elr) == (3, {3}, set(), set())
     led = reg([0, 1, 2, 3], [0], leader=0, elr=[1, 3])
     assert isinstance(
-        unfence_broker(cluster(led, brokers(fenced=(1, 2, 3)), min_isr=3), UnfenceBroker(1)),
+        unfence_broker(
+            cluster(led, brokers(fenced=(1, 2, 3)), min_isr=3, elr_enabled=True), UnfenceBroker(1)
+        ),
         Unchanged,
     )
 
@@ -84,7 +90,9 @@ def test_unfence_only_revisits_leaderless_partitions() -> None:
 def test_unclean_shutdown_last_isr_member() -> None:
     """testEligibleLeaderReplicas_UncleanShutdown: leaves ISR, not into ELR; last known leader."""
     p = reg([0, 1, 2, 3], [0], leader=0, partition_epoch=4, elr=[2])
-    outcome = unclean_shutdown(cluster(p, brokers(fenced=(1, 2, 3)), min_isr=3), 0)
+    outcome = unclean_shutdown(
+        cluster(p, brokers(fenced=(1, 2, 3)), min_isr=3, elr_enabled=True), 0
+    )
     assert isinstance(outcome, Changed)
     r = outcome.registration
     assert (r.isr, r.elr, r.last_known_elr, r.leader) == (set(), {2}, {0}, NO_LEADER)

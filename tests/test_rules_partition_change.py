@@ -133,7 +133,9 @@ def test_unclean_shutdown_replica_leaves_elr_unless_guard_is_off() -> None:
 def test_last_known_leader_recorded_when_isr_empties() -> None:
     """R1.3.5: an empty ISR remembers the leader before the change."""
     partition = reg([1, 2, 3], [1], leader=1, leader_epoch=1, partition_epoch=3, elr=[2, 3])
-    metadata = cluster(partition, brokers(range(1, 4), fenced=(1, 2, 3)), min_isr=2)
+    metadata = cluster(
+        partition, brokers(range(1, 4), fenced=(1, 2, 3)), min_isr=2, elr_enabled=True
+    )
     record = build(metadata, ChangeTargets(isr=frozenset()), lambda b: False)
     assert record is not None
     assert record.last_known_elr == {1}
@@ -145,7 +147,9 @@ def test_last_known_leader_elected_without_acceptability_check() -> None:
     partition = reg(
         [1, 2, 3], [], leader=NO_LEADER, leader_epoch=2, partition_epoch=5, last_known_elr=[1]
     )
-    metadata = cluster(partition, brokers(range(1, 4), fenced=(1, 2, 3)), min_isr=2)
+    metadata = cluster(
+        partition, brokers(range(1, 4), fenced=(1, 2, 3)), min_isr=2, elr_enabled=True
+    )
     outcome = partition_change(metadata, ChangeTargets())
     assert isinstance(outcome, Changed)
     assert outcome.registration.leader == 1

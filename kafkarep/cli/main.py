@@ -10,10 +10,10 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from kafkarep.cli import conform
+from kafkarep.cli import check, conform, replay
 from kafkarep.cli.errors import BAD_INPUT, INTERNAL_ERROR, UsageError
 
-COMMANDS = (conform,)
+COMMANDS = (conform, check, replay)
 
 
 class _Parser(argparse.ArgumentParser):

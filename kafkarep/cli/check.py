@@ -1,0 +1,111 @@
+"""`kafkarep check MODEL... [--json FILE]`: explore models and judge their expectations."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from kafkarep.checking import ENGINES, RunOptions, run_model
+from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.engines.explorer import Limits
+from kafkarep.guards import all_guards
+from kafkarep.model.config import ModelError, load_model
+from kafkarep.report import write_summary
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="explore models and check their properties and expectations",
+        description="Explore each model, print counterexamples as step tables, write ITF traces "
+        "and a summary JSON. Exit 0 when every model meets its [expect], 1 when one does not.",
+    )
+    parser.add_argument("models", nargs="*", type=Path, metavar="MODEL", help="model files (TOML)")
+    parser.add_argument(
+        "--engine", default=None, help=f"engine: {', '.join(ENGINES)} (default: the model's)"
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="summary JSON (default reports/summary.json)",
+    )
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        default=Path("reports"),
+        metavar="DIR",
+        help="where traces go (default reports/)",
+    )
+    parser.add_argument("--max-states", type=int, default=None, metavar="N")
+    parser.add_argument("--max-depth", type=int, default=None, metavar="N")
+    parser.add_argument("--max-seconds", type=float, default=None, metavar="S")
+    parser.add_argument(
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="broker-id symmetry reduction (default: the model's)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines or trace tables")
+    parser.add_argument(
+        "--list-guards",
+        action="store_true",
+        help="list the guards a model can switch off, and exit",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(width=160)
+    if args.list_guards:
+        for name, entry in all_guards().items():
+            console.print(
+                f"{name:55} {entry.error or '':28} {(entry.doc or ' ').splitlines()[0]}",
+                highlight=False,
+            )
+        return OK
+    if not args.models:
+        raise UsageError("give at least one MODEL file (or --list-guards)")
+    for value, flag in ((args.max_states, "--max-states"), (args.max_depth, "--max-depth")):
+        if value is not None and value < 0:
+            raise UsageError(f"{flag} must be >= 0")
+    if args.engine is not None and args.engine not in ENGINES:
+        raise UsageError(f"unknown engine {args.engine!r}; one of {', '.join(ENGINES)}")
+    try:
+        configs = [load_model(path) for path in args.models]
+    except ModelError as error:
+        raise UsageError(str(error)) from None
+    err = Console(stderr=True, width=160)
+    reports = []
+    summary = args.json or args.reports / "summary.json"
+    for cfg in configs:
+        engine = args.engine or cfg.check.engine
+        if engine not in ENGINES:
+            raise UsageError(
+                f"{cfg.path}: engine {engine!r} is not available; one of {', '.join(ENGINES)}"
+            )
+        limits = None
+        if any(v is not None for v in (args.max_states, args.max_depth, args.max_seconds)):
+            limits = Limits(
+                args.max_states if args.max_states is not None else cfg.check.max_states,
+                args.max_depth if args.max_depth is not None else cfg.check.max_depth,
+                args.max_seconds if args.max_seconds is not None else cfg.check.max_seconds,
+            )
+        options = RunOptions(
+            engine=engine,
+            limits=limits,
+            symmetry=args.symmetry,
+            reports=args.reports,
+            quiet=args.quiet,
+        )
+        try:
+            reports.append(run_model(cfg, options, console, err))
+        finally:
+            if reports:
+                write_summary(summary, reports)  # what is computed is kept, even on interrupt
+    console.print(f"summary: {summary}", highlight=False)
+    return OK if all(r.expectations_met for r in reports) else EXPECTATION_NOT_MET

@@ -1,0 +1,98 @@
+"""`kafkarep replay TRACE`: re-run a counterexample through the rules and confirm it.
+
+The trace's action-index path is replayed from the model's initial state; every replayed state
+must equal the recorded one, and the recorded property clause must be violated at the end.
+Exit 0 when confirmed, 1 when the trace no longer reproduces (the first differing step is named),
+2 for a missing or malformed trace or model file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+import properties as registry
+from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.itf import TraceFileError, read_trace, to_itf
+from kafkarep.model.config import ModelError, load_model
+from kafkarep.trace import ReplayError, render, replay_path
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "replay",
+        help="re-run an ITF counterexample through the rules and confirm the violation",
+        description=__doc__,
+    )
+    parser.add_argument(
+        "trace", type=Path, metavar="TRACE", help="an ITF trace written by kafkarep"
+    )
+    parser.add_argument(
+        "--model", type=Path, default=None, help="the model file (default: the trace's)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="do not print the step table")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(width=160)
+    try:
+        document = read_trace(args.trace)
+    except TraceFileError as error:
+        raise UsageError(str(error)) from None
+    meta = document["#meta"]["kafkarep"]
+    model_path = args.model or Path(meta["model"])
+    try:
+        cfg = load_model(model_path)
+    except ModelError as error:
+        raise UsageError(f"{error} (give the model with --model)") from None
+    clause = str(meta["property"])
+    check = _clause(clause)
+    if check is None:
+        raise UsageError(f"{args.trace}: unknown property clause {clause!r}")
+    path = tuple(int(i) for i in meta.get("path", []))
+    try:
+        trace = replay_path(cfg, path)
+    except ReplayError as error:
+        console.print(f"not reproduced: {error}", highlight=False)
+        return EXPECTATION_NOT_MET
+    recorded = document["states"]
+    replayed = [trace.initial] + [step.after for step in trace.steps]
+    if len(recorded) != len(replayed):
+        console.print(
+            f"not reproduced: the trace has {len(recorded)} states, the replay {len(replayed)}"
+        )
+        return EXPECTATION_NOT_MET
+    for index, (mine, theirs) in enumerate(zip(replayed, recorded, strict=True)):
+        for var in ("controller", "brokers", "ghost", "budget"):
+            if to_itf(getattr(mine, var)) != theirs.get(var):
+                console.print(
+                    f"not reproduced: state {index} differs in {var!r} from the recorded trace "
+                    "(the rules or the model changed since it was written)",
+                    highlight=False,
+                )
+                return EXPECTATION_NOT_MET
+    witness = check(cfg, trace.final)
+    if not args.quiet:
+        render(trace, f"replay of {args.trace}: {clause} on {cfg.path}", witness, console)
+    if witness is None:
+        console.print(f"not reproduced: {clause} holds at the end of the trace", highlight=False)
+        return EXPECTATION_NOT_MET
+    console.print(
+        f"confirmed: {clause} violated after {len(trace.steps)} steps: {witness}", highlight=False
+    )
+    return OK
+
+
+def _clause(name: str) -> Any:
+    prop_name, _, clause_name = name.partition(".")
+    prop = registry.BY_NAME.get(prop_name)
+    if prop is None or prop.kind != "always":
+        return None
+    for clause in prop.clauses:
+        if clause.name == clause_name:
+            return clause.check
+    return None

@@ -1,0 +1,44 @@
+"""The actions of the cluster model, grouped in families, one module per protocol area.
+
+An action family yields its enabled actions for a state, in a fixed order, and applies one.
+The explorer takes every family in `FAMILIES` order, so a path is replayable from the action
+indices alone; Hypothesis draws from one family at a time; the properties read the states.
+Fault families spend from a budget of the model file; healing ones never do (seed 004's
+perturbations versus the protocol's own steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafkarep.model.actions import admin, alter_partition, data, lifecycle, metadata
+from kafkarep.model.actions.base import Action, Family
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import ClusterState
+
+FAMILIES: tuple[Family, ...] = (
+    *data.FAMILIES,
+    *alter_partition.FAMILIES,
+    *metadata.FAMILIES,
+    *lifecycle.FAMILIES,
+    *admin.FAMILIES,
+)
+BY_NAME = {family.name: family for family in FAMILIES}
+
+
+def enabled(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for family in FAMILIES:
+        yield from family.actions(cfg, state)
+
+
+def apply(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    return BY_NAME[action.name].apply(cfg, state, action)
+
+
+def successors(cfg: ModelConfig, state: ClusterState) -> Iterator[tuple[Action, ClusterState]]:
+    for family in FAMILIES:
+        for action in family.actions(cfg, state):
+            yield action, family.apply(cfg, state, action)
+
+
+__all__ = ["BY_NAME", "FAMILIES", "Action", "Family", "apply", "enabled", "successors"]

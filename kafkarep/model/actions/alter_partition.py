@@ -1,0 +1,273 @@
+"""Leader-initiated ISR changes through AlterPartition (seed 004 §2.9.2).
+
+The leader proposes (expand with one caught-up follower, shrink by a budgeted subset, or finish
+recovery), eagerly widens its Maximal ISR, and waits. The controller handles the request with the
+controller rules in a separate step, and the leader handles the response in a third, so stale
+responses and metadata that overtakes a response both happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import combinations
+
+from kafkarep.errors import Error
+from kafkarep.guards import guard
+from kafkarep.metadata import LeaderRecoveryState
+from kafkarep.model import controller
+from kafkarep.model.actions.base import CONTROLLER, Action, Family
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.hwm import maybe_advance_hwm
+from kafkarep.model.state import (
+    AlterPartitionResponse,
+    ClusterState,
+    FollowerView,
+    PendingAlterPartition,
+    Replica,
+    Role,
+)
+from kafkarep.rules import AlterPartitionRequest, Changed, Rejected
+from kafkarep.rules.alter_partition import NO_EPOCH_CHECK
+
+
+def _idle_leader(state: ClusterState, broker_id: int) -> Replica | None:
+    """A running leader with no AlterPartition of its own in flight (one at a time, as Kafka's
+    AlterPartitionManager sends them)."""
+    broker = state.broker(broker_id)
+    replica = broker.replica
+    if (
+        not broker.status.running
+        or replica is None
+        or replica.role != Role.LEADER
+        or replica.pending is not None
+        or broker.ap_response is not None
+        or state.controller.ap_requests[broker_id - 1] is not None
+    ):
+        return None
+    return replica
+
+
+# --- the ISR-join conditions (seed 004 §2.9 "consistency rules") -------------------------------
+
+
+@guard("isr_join")
+def fetched_in_leader_epoch(follower: FollowerView, replica: Replica) -> bool:
+    """The leader has had a fetch from the follower in its current leader epoch."""
+    return follower.fetched_this_epoch
+
+
+@guard("isr_join")
+def fetch_offset_at_hwm(follower: FollowerView, replica: Replica) -> bool:
+    """The out-of-sync follower's fetch offset has reached the HWM."""
+    return follower.leo >= replica.hwm
+
+
+@guard("isr_join")
+def fetch_offset_at_leso(follower: FollowerView, replica: Replica) -> bool:
+    """The out-of-sync follower's fetch offset has reached the Leader Epoch Start Offset."""
+    return follower.leo >= replica.leso
+
+
+ISR_JOIN = (fetched_in_leader_epoch, fetch_offset_at_hwm, fetch_offset_at_leso)
+
+
+def expand_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    disabled = cfg.options.disabled_guards
+    for broker_id in cfg.broker_ids:
+        replica = _idle_leader(state, broker_id)
+        if replica is None or replica.view is None:
+            continue
+        if replica.view.leader_recovery_state != LeaderRecoveryState.RECOVERED:
+            continue  # a recovering leader stays alone in the ISR (KIP-704)
+        for follower in replica.view.replicas:
+            if follower == broker_id or follower in replica.view.isr:
+                continue
+            view = replica.followers[follower - 1]
+            if all(join.passes(disabled, view, replica) for join in ISR_JOIN):
+                yield Action("expand_isr", broker_id, follower)
+
+
+def expand(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    replica = state.broker(action.actor).replica
+    assert replica is not None and replica.view is not None
+    follower = action.arg
+    assert isinstance(follower, int)
+    return _send(
+        state, action.actor, replica.view.isr | {follower}, replica.view.leader_recovery_state
+    )
+
+
+def shrink_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    if state.budget.isr_shrinks == 0:
+        return
+    for broker_id in cfg.broker_ids:
+        replica = _idle_leader(state, broker_id)
+        if replica is None or replica.view is None:
+            continue
+        others = sorted(replica.view.isr - {broker_id})
+        for size in range(1, len(others) + 1):
+            for dropped in combinations(others, size):
+                yield Action("shrink_isr", broker_id, frozenset(dropped))
+
+
+def shrink(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """Followers that fell behind or stopped fetching leave the ISR (latency rules, §2.9)."""
+    replica = state.broker(action.actor).replica
+    assert replica is not None and replica.view is not None
+    state = state._replace(budget=state.budget.spend("isr_shrinks"))
+    dropped = action.arg
+    assert isinstance(dropped, frozenset)
+    return _send(
+        state, action.actor, replica.view.isr - dropped, replica.view.leader_recovery_state
+    )
+
+
+def recover_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        replica = _idle_leader(state, broker_id)
+        if (
+            replica is not None
+            and replica.view is not None
+            and replica.view.leader_recovery_state == LeaderRecoveryState.RECOVERING
+        ):
+            yield Action("recover_leader", broker_id)
+
+
+def recover(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """After an unclean election the leader reports its recovery done (KIP-704)."""
+    replica = state.broker(action.actor).replica
+    assert replica is not None and replica.view is not None
+    return _send(state, action.actor, replica.view.isr, LeaderRecoveryState.RECOVERED)
+
+
+def _send(
+    state: ClusterState, broker_id: int, isr: frozenset[int], recovery: LeaderRecoveryState
+) -> ClusterState:
+    broker = state.broker(broker_id)
+    replica = broker.replica
+    assert replica is not None and replica.view is not None
+    view = replica.view
+    followers = replica.followers
+
+    def known_epoch(member: int) -> int:
+        if member == broker_id:
+            return broker.epoch
+        epoch = followers[member - 1].broker_epoch
+        return epoch if epoch >= 0 else NO_EPOCH_CHECK
+
+    request = AlterPartitionRequest(
+        broker=broker_id,
+        leader_epoch=view.leader_epoch,
+        partition_epoch=view.partition_epoch,
+        new_isr=tuple((member, known_epoch(member)) for member in sorted(isr)),
+        leader_recovery_state=recovery,
+        broker_epoch=broker.epoch,
+    )
+    replica = replica._replace(
+        maximal_isr=view.isr | isr, pending=PendingAlterPartition(isr, view.partition_epoch)
+    )
+    requests = list(state.controller.ap_requests)
+    requests[broker_id - 1] = request
+    state = state._replace(controller=state.controller._replace(ap_requests=tuple(requests)))
+    return state.with_broker(broker_id, broker._replace(replica=replica))
+
+
+# --- the controller handles it -----------------------------------------------------------------
+
+
+def handle_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        if state.controller.ap_requests[broker_id - 1] is not None:
+            yield Action("handle_alter_partition", CONTROLLER, broker_id)
+
+
+def handle(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    broker_id = action.arg
+    assert isinstance(broker_id, int)
+    request = state.controller.ap_requests[broker_id - 1]
+    assert request is not None
+    outcome = controller.alter_partition(controller.metadata(state, cfg), request)
+    state = controller.commit(state, outcome)
+    requests = list(state.controller.ap_requests)
+    requests[broker_id - 1] = None
+    state = state._replace(controller=state.controller._replace(ap_requests=tuple(requests)))
+    sent = PendingAlterPartition(frozenset(request.isr_ids), request.partition_epoch)
+    if isinstance(outcome, Rejected):
+        response = AlterPartitionResponse(sent, outcome.error)
+    elif isinstance(outcome, Changed) and outcome.error is not None:
+        # NEW_LEADER_ELECTED: committed, but the requester learns the result from the metadata.
+        response = AlterPartitionResponse(sent, outcome.error)
+    else:
+        p = state.partition
+        response = AlterPartitionResponse(
+            sent,
+            Error.NONE,
+            p.leader,
+            p.leader_epoch,
+            p.partition_epoch,
+            p.isr,
+            p.leader_recovery_state,
+        )
+    broker = state.broker(broker_id)
+    if not broker.status.running or broker.epoch != request.broker_epoch:
+        return state  # the connection of the process that sent it is gone
+    return state.with_broker(broker_id, broker._replace(ap_response=response))
+
+
+# --- the leader handles the response -----------------------------------------------------------
+
+
+def response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        broker = state.broker(broker_id)
+        if broker.status.running and broker.ap_response is not None:
+            yield Action("alter_partition_response", broker_id)
+
+
+def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """Commit the accepted ISR, or roll back to the last committed one (§2.9.2). A response to a
+    proposal the leader has since dropped (after newer metadata) is ignored, as Kafka does."""
+    broker = state.broker(action.actor)
+    answer = broker.ap_response
+    assert answer is not None
+    broker = broker._replace(ap_response=None)
+    replica = broker.replica
+    if replica is None or replica.role != Role.LEADER or replica.pending != answer.request:
+        return state.with_broker(action.actor, broker)
+    view = replica.view
+    assert view is not None
+    accepted = (
+        answer.error == Error.NONE
+        and answer.leader_epoch == view.leader_epoch
+        and answer.partition_epoch >= view.partition_epoch
+    )
+    if not accepted:
+        replica = replica._replace(maximal_isr=view.isr, pending=None)
+        return state.with_broker(action.actor, broker._replace(replica=replica))
+    view = view._replace(
+        isr=answer.isr,
+        partition_epoch=answer.partition_epoch,
+        leader_recovery_state=answer.leader_recovery_state,
+    )
+    replica = replica._replace(view=view, maximal_isr=answer.isr, pending=None)
+    state = state.with_broker(action.actor, broker._replace(replica=replica))
+    return maybe_advance_hwm(state, cfg, action.actor)
+
+
+FAMILIES = (
+    Family("expand_isr", expand_actions, expand, None, "the leader adds a caught-up follower"),
+    Family(
+        "shrink_isr", shrink_actions, shrink, "isr_shrinks", "the leader drops lagging followers"
+    ),
+    Family(
+        "recover_leader", recover_actions, recover, None, "a recovering leader reports RECOVERED"
+    ),
+    Family("handle_alter_partition", handle_actions, handle, None, "the controller handles it"),
+    Family(
+        "alter_partition_response",
+        response_actions,
+        response,
+        None,
+        "the leader commits or rolls back its proposal",
+    ),
+)

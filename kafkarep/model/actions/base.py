@@ -1,0 +1,43 @@
+"""What an action and an action family are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from typing import NamedTuple
+
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import ClusterState
+
+CONTROLLER = 0
+
+
+class Action(NamedTuple):
+    """One step: the family, the acting broker (0 for the controller) and an argument."""
+
+    name: str
+    actor: int
+    arg: Hashable = None
+
+    def describe(self) -> str:
+        if self.arg is None:
+            return self.name
+        return f"{self.name}({_show(self.arg)})"
+
+    def actor_name(self) -> str:
+        return "controller" if self.actor == CONTROLLER else f"broker {self.actor}"
+
+
+def _show(value: object) -> str:
+    if isinstance(value, frozenset):
+        return "{" + ",".join(map(str, sorted(value))) + "}"
+    if isinstance(value, tuple):
+        return "[" + ",".join(map(str, value)) + "]"
+    return str(value)
+
+
+class Family(NamedTuple):
+    name: str
+    actions: Callable[[ModelConfig, ClusterState], Iterator[Action]]
+    apply: Callable[[ModelConfig, ClusterState, Action], ClusterState]
+    budget: str | None  # the fault budget it spends, None for a healing action
+    doc: str

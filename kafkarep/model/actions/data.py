@@ -1,0 +1,206 @@
+"""The data plane: acks=all produce, follower fetch and the fetch response (seed 004 §2.2,
+§2.5-§2.7; log divergence as in the protocol's §3).
+
+A fetch is one step for the request and the leader's handling of it, and another for the
+response, so a response can arrive after the follower has moved to a new leader epoch. A fetch
+the leader would refuse (stale or unknown leader epoch) changes nothing, so it is not an action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafkarep.guards import guard
+from kafkarep.model.actions.base import Action, Family
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.hwm import maybe_advance_hwm
+from kafkarep.model.logs import diverges, truncation_point
+from kafkarep.model.state import (
+    Broker,
+    ClusterState,
+    FetchResponse,
+    FollowerView,
+    Replica,
+    Role,
+)
+
+
+def _leader_replica(state: ClusterState, broker_id: int) -> Replica | None:
+    broker = state.broker(broker_id)
+    replica = broker.replica
+    if not broker.status.running or replica is None or replica.role != Role.LEADER:
+        return None
+    return replica
+
+
+# --- produce ---------------------------------------------------------------------------------
+
+
+def produce_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    if state.budget.records == 0:
+        return
+    for broker_id in cfg.broker_ids:
+        replica = _leader_replica(state, broker_id)
+        # Kafka refuses acks=all writes while the ISR is below MinISR (NotEnoughReplicas, §2.6).
+        if (
+            replica is not None
+            and replica.view is not None
+            and len(replica.view.isr) >= cfg.min_isr
+        ):
+            yield Action("produce", broker_id)
+
+
+def produce(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    broker = state.broker(action.actor)
+    replica = broker.replica
+    assert replica is not None and replica.view is not None
+    value = cfg.records - state.budget.records + 1
+    replica = replica._replace(
+        log=replica.log + ((replica.view.leader_epoch, value),),
+        unacked_from=replica.unacked_from if replica.unacked_from >= 0 else replica.leo,
+    )
+    state = state.with_broker(action.actor, broker._replace(replica=replica))
+    ghost = state.ghost.receive(action.actor, replica.log[-1:])
+    state = state._replace(budget=state.budget.spend("records"), ghost=ghost)
+    return maybe_advance_hwm(state, cfg, action.actor)
+
+
+# --- fetch -----------------------------------------------------------------------------------
+
+
+def fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        broker = state.broker(broker_id)
+        replica = broker.replica
+        if (
+            not broker.status.running
+            or replica is None
+            or replica.role != Role.FOLLOWER
+            or broker.fetch_response is not None
+        ):
+            continue
+        assert replica.view is not None
+        leader = _leader_replica(state, replica.view.leader)
+        if (
+            leader is None
+            or leader.view is None
+            or leader.view.leader_epoch != replica.view.leader_epoch
+            or broker_id not in leader.view.replicas
+            or _converged(leader, replica, broker, broker_id)
+        ):
+            continue
+        yield Action("fetch", broker_id)
+
+
+def _converged(leader: Replica, follower: Replica, broker: Broker, broker_id: int) -> bool:
+    """Nothing a fetch could change: same log and HWM, and the leader already knows it."""
+    return (
+        follower.log == leader.log
+        and follower.hwm == leader.hwm
+        and leader.followers[broker_id - 1] == FollowerView(follower.leo, broker.epoch, True)
+    )
+
+
+def fetch(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """The follower asks from its LEO; the leader answers with what follows, or where the logs
+    diverge, and records the follower's position (seed 004 §2.2.2)."""
+    follower = state.broker(action.actor)
+    replica = follower.replica
+    assert replica is not None and replica.view is not None
+    leader_id = replica.view.leader
+    leader = state.broker(leader_id).replica
+    assert leader is not None and leader.view is not None
+    epoch = leader.view.leader_epoch
+    diverging = diverges(leader.log, epoch, replica.leo, replica.last_epoch)
+    if diverging is None:
+        followers = list(leader.followers)
+        followers[action.actor - 1] = FollowerView(replica.leo, follower.epoch, True)
+        leader = leader._replace(followers=tuple(followers))
+        state = state.with_broker(leader_id, state.broker(leader_id)._replace(replica=leader))
+        state = maybe_advance_hwm(state, cfg, leader_id)
+        leader = state.broker(leader_id).replica
+        assert leader is not None
+        response = FetchResponse(
+            leader_id, epoch, replica.leo, leader.hwm, leader.log[replica.leo :]
+        )
+    else:
+        response = FetchResponse(leader_id, epoch, replica.leo, leader.hwm, (), diverging)
+    follower = state.broker(action.actor)
+    return state.with_broker(action.actor, follower._replace(fetch_response=response))
+
+
+# --- fetch response --------------------------------------------------------------------------
+
+
+def in_fetcher(replica: Replica | None, response: FetchResponse) -> bool:
+    """The partition is still in the fetcher of the broker that answered (a replica that became
+    leader, or follows another broker, left that fetcher and the response is dropped)."""
+    return (
+        replica is not None
+        and replica.role == Role.FOLLOWER
+        and replica.view is not None
+        and replica.view.leader == response.leader
+    )
+
+
+@guard("fetch_response")
+def leader_epoch_matches(replica: Replica | None, response: FetchResponse) -> bool:
+    """A response counts only in the leader epoch it was fetched in: after a leader epoch bump
+    (the same leader re-elected, a reassignment) an old response may carry records or a
+    divergence point from a log that has since changed."""
+    return (
+        replica is not None
+        and replica.view is not None
+        and (replica.view.leader_epoch == response.leader_epoch)
+    )
+
+
+@guard("fetch_response")
+def fetch_offset_matches(replica: Replica | None, response: FetchResponse) -> bool:
+    """A response counts only for the fetch position the follower still has."""
+    return replica is not None and replica.leo == response.fetch_offset
+
+
+def fetch_response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        broker = state.broker(broker_id)
+        if broker.status.running and broker.fetch_response is not None:
+            yield Action("fetch_response", broker_id)
+
+
+def fetch_response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """Truncate on a diverging epoch, else append and adopt the leader's HWM within the log."""
+    broker = state.broker(action.actor)
+    response = broker.fetch_response
+    assert response is not None
+    broker = broker._replace(fetch_response=None)
+    replica = broker.replica
+    disabled = cfg.options.disabled_guards
+    if (
+        not in_fetcher(replica, response)
+        or not leader_epoch_matches.passes(disabled, replica, response)
+        or not fetch_offset_matches.passes(disabled, replica, response)
+    ):
+        return state.with_broker(action.actor, broker)
+    assert replica is not None
+    if response.diverging is not None:
+        cut = truncation_point(replica.log, response.diverging)
+        replica = replica._replace(log=replica.log[:cut], hwm=min(replica.hwm, cut))
+    else:
+        log = replica.log + response.entries
+        replica = replica._replace(log=log, hwm=min(response.hwm, len(log)))
+        state = state._replace(ghost=state.ghost.receive(action.actor, response.entries))
+    return state.with_broker(action.actor, broker._replace(replica=replica))
+
+
+FAMILIES = (
+    Family("produce", produce_actions, produce, "records", "the leader appends an acks=all write"),
+    Family("fetch", fetch_actions, fetch, None, "a follower fetches; the leader answers"),
+    Family(
+        "fetch_response",
+        fetch_response_actions,
+        fetch_response,
+        None,
+        "a follower handles its fetch response",
+    ),
+)

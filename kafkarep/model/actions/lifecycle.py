@@ -1,0 +1,216 @@
+"""Broker lifecycle: fencing, controlled shutdown, unclean shutdown, restart (seed 004 §1.2.2;
+the protocol's §5 and §8; kafka-rules.md §5).
+
+Faults spend a budget: `fence` (a running broker loses its controller session), a controlled
+(`clean`) shutdown, and an unclean shutdown with or without local data loss. Healing does not:
+`unfence` (heartbeats resume once the broker has caught up with the metadata), the end of a
+controlled shutdown, and `restart` (re-registration with a new incarnation and broker epoch).
+An unclean shutdown fences the broker in the same step: the session timeout is not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafkarep.model import controller
+from kafkarep.model.actions.base import CONTROLLER, Action, Family
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.hwm import nack_unacked
+from kafkarep.model.state import Broker, ClusterState, Replica, Status
+from kafkarep.rules import (
+    ControlledShutdown,
+    FenceBroker,
+    RegisterBroker,
+    UnfenceBroker,
+)
+
+
+def _registration_fenced(state: ClusterState, broker_id: int) -> bool:
+    return state.controller.brokers.get(broker_id).fenced
+
+
+def _fence(cfg: ModelConfig, state: ClusterState, broker_id: int) -> ClusterState:
+    outcome = controller.fence_broker(controller.metadata(state, cfg), FenceBroker(broker_id))
+    return controller.commit(state, outcome)
+
+
+# --- fence / unfence ---------------------------------------------------------------------------
+
+
+def fence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    if state.budget.fences == 0:
+        return
+    for broker_id in cfg.broker_ids:
+        if state.broker(broker_id).status.running and not _registration_fenced(state, broker_id):
+            yield Action("fence", CONTROLLER, broker_id)
+
+
+def fence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    assert isinstance(action.arg, int)
+    state = state._replace(budget=state.budget.spend("fences"))
+    return _fence(cfg, state, action.arg)
+
+
+def unfence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        broker = state.broker(broker_id)
+        if (
+            broker.status == Status.RUNNING
+            and _registration_fenced(state, broker_id)
+            and controller.caught_up(state, broker)
+        ):
+            yield Action("unfence", CONTROLLER, broker_id)
+
+
+def unfence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    assert isinstance(action.arg, int)
+    outcome = controller.unfence_broker(controller.metadata(state, cfg), UnfenceBroker(action.arg))
+    return controller.commit(state, outcome)
+
+
+# --- controlled shutdown -----------------------------------------------------------------------
+
+
+def controlled_shutdown_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    if state.budget.clean_shutdowns == 0:
+        return
+    for broker_id in cfg.broker_ids:
+        if state.broker(broker_id).status == Status.RUNNING and state.controller.brokers.is_active(
+            broker_id
+        ):
+            yield Action("controlled_shutdown", broker_id)
+
+
+def controlled_shutdown(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """The broker asks to shut down; the controller moves its leaderships away (R5.2)."""
+    state = state._replace(budget=state.budget.spend("clean_shutdowns"))
+    outcome = controller.controlled_shutdown(
+        controller.metadata(state, cfg), ControlledShutdown(action.actor)
+    )
+    state = controller.commit(state, outcome)
+    broker = state.broker(action.actor)
+    return state.with_broker(action.actor, broker._replace(status=Status.SHUTTING_DOWN))
+
+
+def shutdown_complete_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        if (
+            state.broker(broker_id).status == Status.SHUTTING_DOWN
+            and state.partition.leader != broker_id
+        ):
+            yield Action("shutdown_complete", broker_id)
+
+
+def shutdown_complete(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """Once it leads nothing the broker stops, its log flushed; the controller fences it."""
+    state = _go_offline(state, action.actor, Status.OFFLINE_CLEAN, lose_data=False)
+    return _fence(cfg, state, action.actor)
+
+
+# --- unclean shutdown and restart --------------------------------------------------------------
+
+
+def _crash_actions(name: str, budget: str) -> object:
+    def actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+        if getattr(state.budget, budget) == 0:
+            return
+        for broker_id in cfg.broker_ids:
+            if state.broker(broker_id).status.running:
+                yield Action(name, broker_id)
+
+    return actions
+
+
+def crash(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """An unclean shutdown (power loss, OS crash); with `crash_lossy` the unflushed log is lost,
+    here all of it, the worst case (the protocol's §5)."""
+    lossy = action.name == "crash_lossy"
+    state = state._replace(
+        budget=state.budget.spend("lossy_unclean_shutdowns" if lossy else "unclean_shutdowns")
+    )
+    state = _go_offline(state, action.actor, Status.OFFLINE_UNCLEAN, lose_data=lossy)
+    if _registration_fenced(state, action.actor):
+        return state
+    return _fence(cfg, state, action.actor)
+
+
+def _go_offline(
+    state: ClusterState, broker_id: int, status: Status, lose_data: bool
+) -> ClusterState:
+    state = nack_unacked(state, broker_id)
+    broker = state.broker(broker_id)
+    replica = broker.replica
+    if replica is not None:
+        replica = _stopped(replica, lose_data)
+    broker = broker._replace(
+        status=status, initialised=False, replica=replica, fetch_response=None, ap_response=None
+    )
+    return state.with_broker(broker_id, broker)
+
+
+def _stopped(replica: Replica, lose_data: bool) -> Replica:
+    """What survives a stop: the log and checkpointed HWM, unless lost; no role, no view."""
+    log = () if lose_data else replica.log
+    return Replica(log=log, hwm=min(replica.hwm, len(log)))
+
+
+def restart_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id in cfg.broker_ids:
+        if not state.broker(broker_id).status.running:
+            yield Action("restart", broker_id)
+
+
+def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """The broker starts and registers under a new incarnation: a new, fenced registration with a
+    new broker epoch (R5.5); after an unclean shutdown the controller removes it from the ISR
+    and ELR (R5.4). It then acts on its metadata again before anything else."""
+    broker = state.broker(action.actor)
+    previous = broker.epoch if broker.status == Status.OFFLINE_CLEAN else -1
+    request = RegisterBroker(action.actor, broker.incarnation + 1, previous_epoch=previous)
+    outcome = controller.register_broker(controller.metadata(state, cfg), request)
+    state = controller.commit(state, outcome)
+    registration = state.controller.brokers.get(action.actor)
+    broker = Broker(
+        status=Status.RUNNING,
+        epoch=registration.epoch,
+        incarnation=registration.incarnation,
+        metadata_offset=broker.metadata_offset,
+        initialised=False,
+        replica=broker.replica,
+    )
+    return state.with_broker(action.actor, broker)
+
+
+FAMILIES = (
+    Family("fence", fence_actions, fence, "fences", "the controller fences a running broker"),
+    Family("unfence", unfence_actions, unfence, None, "a caught-up fenced broker is unfenced"),
+    Family(
+        "controlled_shutdown",
+        controlled_shutdown_actions,
+        controlled_shutdown,
+        "clean_shutdowns",
+        "a broker starts a controlled shutdown",
+    ),
+    Family(
+        "shutdown_complete",
+        shutdown_complete_actions,
+        shutdown_complete,
+        None,
+        "a broker leading nothing finishes its controlled shutdown",
+    ),
+    Family(
+        "crash",
+        _crash_actions("crash", "unclean_shutdowns"),  # type: ignore[arg-type]
+        crash,
+        "unclean_shutdowns",
+        "an unclean shutdown that keeps the log",
+    ),
+    Family(
+        "crash_lossy",
+        _crash_actions("crash_lossy", "lossy_unclean_shutdowns"),  # type: ignore[arg-type]
+        crash,
+        "lossy_unclean_shutdowns",
+        "an unclean shutdown that loses the log",
+    ),
+    Family("restart", restart_actions, restart, None, "an offline broker starts and registers"),
+)

@@ -1,0 +1,340 @@
+"""Model files (TOML): the cluster shape, rule options, fault budgets and the expected result.
+
+Everything is validated before a run; a problem is a `ModelError` naming the file, the key and
+what to write instead. See `models/kip966_small.toml` for a commented example and README.md for
+every key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kafkarep.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig, options_for_version
+from kafkarep.model.state import Budget
+
+ENGINES = ("explorer", "spark", "hypothesis", "z3")
+
+
+class ModelError(Exception):
+    """A model file is missing or malformed: one line, exit code 2."""
+
+
+class CheckConfig(NamedTuple):
+    engine: str = "explorer"
+    symmetry: bool = False
+    max_states: int = 0  # 0: no limit
+    max_depth: int = 0
+    max_seconds: float = 0.0
+    properties: tuple[str, ...] | None = None  # None: every property
+
+
+class Expectation(NamedTuple):
+    result: str | None = None  # "holds" or "violates"; None: nothing expected
+    distinct_states: int | None = None
+    violates: tuple[tuple[str, int | None], ...] = ()  # (property or clause, shortest depth)
+    reached: tuple[str, ...] = ()  # `sometimes` properties the model must reach
+
+
+class ModelConfig(NamedTuple):
+    path: str
+    name: str
+    description: str
+    broker_ids: tuple[int, ...]
+    replicas: tuple[int, ...]
+    isr: frozenset[int]
+    leader: int
+    fenced: frozenset[int]
+    topic: TopicConfig
+    options: RuleOptions
+    budget: Budget
+    targets: tuple[tuple[int, ...], ...]
+    check: CheckConfig
+    expect: Expectation
+    metadata_version: str = "4.0"
+    pending_isr_on_metadata: str = "keep-newer"
+
+    @property
+    def records(self) -> int:
+        return self.budget.records
+
+    @property
+    def min_isr(self) -> int:
+        return self.topic.min_isr
+
+    def guard_on(self, name: str) -> bool:
+        return name not in self.options.disabled_guards
+
+
+SECTIONS = {
+    "model": {"name", "description"},
+    "cluster": {"brokers", "replicas", "isr", "leader", "min_isr", "fenced", "records"},
+    "rules": {
+        "metadata_version",
+        "elr",
+        "unclean_leader_election",
+        "reassignment_completion",
+        "use_last_known_leader",
+        "unclean_shutdown_detection",
+        "disable_guards",
+        "pending_isr_on_metadata",
+    },
+    "faults": set(Budget._fields) - {"records"},
+    "reassignment": {"targets"},
+    "check": {"engine", "symmetry", "max_states", "max_depth", "max_seconds", "properties"},
+    "expect": {"result", "distinct_states", "violates", "reached"},
+}
+
+
+def load_model(path: str | Path) -> ModelConfig:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ModelError(f"{path}: no such model file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
+        raise ModelError(f"{path}: cannot read ({error.__class__.__name__})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ModelError(f"{path}: malformed TOML: {error}") from None
+    try:
+        return parse_model(raw, str(path))
+    except ModelError as error:
+        raise ModelError(f"{path}: {error}") from None
+
+
+def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
+    for section, value in raw.items():
+        if section not in SECTIONS:
+            raise ModelError(f"unknown section [{section}]; sections: {', '.join(SECTIONS)}")
+        if not isinstance(value, dict):
+            raise ModelError(f"[{section}] must be a table")
+        unknown = set(value) - SECTIONS[section]
+        if unknown:
+            raise ModelError(
+                f"[{section}] has unknown key {sorted(unknown)[0]!r}; "
+                f"known: {', '.join(sorted(SECTIONS[section]))}"
+            )
+    model = raw.get("model", {})
+    cluster = raw.get("cluster", {})
+    rules = raw.get("rules", {})
+    faults = raw.get("faults", {})
+
+    count = _int(cluster, "cluster", "brokers", 3, low=1, high=8)
+    broker_ids = tuple(range(1, count + 1))
+    replicas = _brokers(cluster, "replicas", list(broker_ids[:3]), broker_ids, ordered=True)
+    isr = _brokers(cluster, "isr", list(replicas), broker_ids)
+    if not set(isr) <= set(replicas):
+        raise ModelError("[cluster] isr must be a subset of replicas")
+    first_in_isr = next((r for r in replicas if r in isr), -1)
+    leader = _int(cluster, "cluster", "leader", first_in_isr, low=-1, high=count)
+    if leader != -1 and leader not in isr:
+        raise ModelError(f"[cluster] leader {leader} is not in the isr {sorted(isr)}")
+    fenced = _brokers(cluster, "fenced", [], broker_ids)
+    if leader in fenced:
+        raise ModelError(f"[cluster] leader {leader} cannot start fenced")
+
+    min_isr = _int(cluster, "cluster", "min_isr", 1, low=1, high=count)
+    unclean = _bool(rules, "rules", "unclean_leader_election", False)
+    topic = TopicConfig(min_isr=min_isr, unclean_leader_election=unclean)
+
+    version = rules.get("metadata_version", "4.0")
+    if version not in METADATA_VERSIONS:
+        raise ModelError(
+            f"[rules] metadata_version {version!r} is unknown; "
+            f"one of {', '.join(METADATA_VERSIONS)}"
+        )
+    elr = _bool(rules, "rules", "elr", False)
+    completion = rules.get("reassignment_completion", "kafka")
+    if completion not in ("kafka", "seed-000"):
+        raise ModelError('[rules] reassignment_completion must be "kafka" or "seed-000"')
+    detection = rules.get("unclean_shutdown_detection", "incarnation")
+    if detection not in ("incarnation", "previous-epoch"):
+        raise ModelError(
+            '[rules] unclean_shutdown_detection must be "incarnation" or "previous-epoch"'
+        )
+    disabled = rules.get("disable_guards", [])
+    if not isinstance(disabled, list) or not all(isinstance(g, str) for g in disabled):
+        raise ModelError("[rules] disable_guards must be a list of guard names")
+    _check_guards(disabled)
+    try:
+        options: RuleOptions = options_for_version(
+            version,
+            elr,
+            reassignment_completion=completion,
+            use_last_known_leader=_bool(rules, "rules", "use_last_known_leader", True),
+            unclean_shutdown_detection=detection,
+            disabled_guards=frozenset(disabled),
+        )
+    except ValueError as error:
+        raise ModelError(f"[rules] {error}") from None
+
+    pending = rules.get("pending_isr_on_metadata", "keep-newer")
+    if pending not in ("keep-newer", "reset"):
+        raise ModelError('[rules] pending_isr_on_metadata must be "keep-newer" or "reset"')
+    budget = Budget(
+        records=_int(cluster, "cluster", "records", 1, low=0, high=9),
+        **{name: _int(faults, "faults", name, 0, low=0, high=9) for name in SECTIONS["faults"]},
+    )
+    targets = _targets(raw.get("reassignment", {}), broker_ids)
+    if budget.reassignments and not targets:
+        raise ModelError("[faults] reassignments > 0 needs [reassignment] targets")
+
+    return ModelConfig(
+        path=path,
+        name=str(model.get("name", Path(path).stem)),
+        description=str(model.get("description", "")),
+        broker_ids=broker_ids,
+        replicas=tuple(replicas),
+        isr=frozenset(isr),
+        leader=leader,
+        fenced=frozenset(fenced),
+        topic=topic,
+        options=options,
+        budget=budget,
+        targets=targets,
+        check=_check(raw.get("check", {})),
+        expect=_expect(raw.get("expect", {})),
+        metadata_version=version,
+        pending_isr_on_metadata=pending,
+    )
+
+
+def _check_guards(names: list[str]) -> None:
+    from kafkarep.guards import all_guards
+
+    known = all_guards()
+    for name in names:
+        if name not in known:
+            raise ModelError(
+                f"[rules] disable_guards names an unknown guard {name!r}; "
+                "`kafkarep check --list-guards` lists them"
+            )
+
+
+def _targets(section: dict[str, Any], broker_ids: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    targets = section.get("targets", [])
+    if not isinstance(targets, list):
+        raise ModelError("[reassignment] targets must be a list of broker lists")
+    result = []
+    for target in targets:
+        if not isinstance(target, list) or not target:
+            raise ModelError("[reassignment] each target is a non-empty list of broker ids")
+        result.append(tuple(_ids(target, "reassignment", "targets", broker_ids, ordered=True)))
+    return tuple(result)
+
+
+def _check(section: dict[str, Any]) -> CheckConfig:
+    engine = section.get("engine", "explorer")
+    if engine not in ENGINES:
+        raise ModelError(f"[check] engine must be one of {', '.join(ENGINES)}")
+    properties = section.get("properties")
+    if properties is not None:
+        if not isinstance(properties, list) or not all(isinstance(p, str) for p in properties):
+            raise ModelError("[check] properties must be a list of property names")
+        _check_property_names(properties, "[check] properties")
+        properties = tuple(properties)
+    seconds = section.get("max_seconds", 0)
+    if not isinstance(seconds, int | float) or seconds < 0:
+        raise ModelError("[check] max_seconds must be a number >= 0")
+    return CheckConfig(
+        engine=engine,
+        symmetry=_bool(section, "check", "symmetry", False),
+        max_states=_int(section, "check", "max_states", 0, low=0),
+        max_depth=_int(section, "check", "max_depth", 0, low=0),
+        max_seconds=float(seconds),
+        properties=properties,
+    )
+
+
+def _expect(section: dict[str, Any]) -> Expectation:
+    result = section.get("result")
+    if result not in (None, "holds", "violates"):
+        raise ModelError('[expect] result must be "holds" or "violates"')
+    violates = section.get("violates", {})
+    if not isinstance(violates, dict):
+        raise ModelError("[expect] violates is a table: property = shortest depth (or true)")
+    pairs: list[tuple[str, int | None]] = []
+    for name, depth in violates.items():
+        if depth is True:
+            depth = None
+        elif not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+            raise ModelError(f"[expect] violates.{name} must be a depth (integer) or true")
+        pairs.append((name, depth))
+    _check_property_names([name for name, _ in pairs], "[expect] violates")
+    if result == "violates" and not pairs:
+        raise ModelError(
+            '[expect] result = "violates" needs [expect] violates = {property = depth}'
+        )
+    if result == "holds" and pairs:
+        raise ModelError('[expect] result = "holds" cannot list violations')
+    reached = section.get("reached", [])
+    if not isinstance(reached, list) or not all(isinstance(r, str) for r in reached):
+        raise ModelError("[expect] reached must be a list of `sometimes` property names")
+    _check_property_names(reached, "[expect] reached")
+    distinct = section.get("distinct_states")
+    if distinct is not None and (not isinstance(distinct, int) or distinct < 1):
+        raise ModelError("[expect] distinct_states must be a positive integer")
+    return Expectation(result, distinct, tuple(pairs), tuple(reached))
+
+
+def _check_property_names(names: list[str], where: str) -> None:
+    from properties import clause_names
+
+    known = clause_names()
+    for name in names:
+        if name not in known:
+            raise ModelError(
+                f"{where} names an unknown property {name!r}; known: {', '.join(sorted(known))}"
+            )
+
+
+def _int(
+    section: dict[str, Any],
+    name: str,
+    key: str,
+    default: int,
+    low: int = 0,
+    high: int | None = None,
+) -> int:
+    value = section.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ModelError(f"[{name}] {key} must be an integer")
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ModelError(f"[{name}] {key} = {value} must be {bound}")
+    return value
+
+
+def _bool(section: dict[str, Any], name: str, key: str, default: bool) -> bool:
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise ModelError(f"[{name}] {key} must be true or false")
+    return value
+
+
+def _brokers(
+    section: dict[str, Any],
+    key: str,
+    default: list[int],
+    broker_ids: tuple[int, ...],
+    ordered: bool = False,
+) -> list[int]:
+    value = section.get(key, default)
+    if not isinstance(value, list):
+        raise ModelError(f"[cluster] {key} must be a list of broker ids")
+    return _ids(value, "cluster", key, broker_ids, ordered)
+
+
+def _ids(
+    value: list[Any], section: str, key: str, broker_ids: tuple[int, ...], ordered: bool
+) -> list[int]:
+    for broker in value:
+        if not isinstance(broker, int) or isinstance(broker, bool) or broker not in broker_ids:
+            raise ModelError(
+                f"[{section}] {key}: unknown broker id {broker!r}; brokers are "
+                f"{broker_ids[0]}..{broker_ids[-1]}"
+            )
+    if len(set(value)) != len(value):
+        raise ModelError(f"[{section}] {key} lists a broker twice")
+    return list(value) if ordered else sorted(value)

@@ -1,0 +1,94 @@
+"""The leader's high watermark and producer acknowledgements (seed 004 §2.5-§2.7).
+
+The HWM advances to the highest offset every member of the Maximal ISR has fetched (§2.7, §6.5.2).
+With ELR on it advances only while the ISR is at least MinISR (KIP-966). When it passes an
+acks=all write, the write is acknowledged: positively if the Maximal ISR is at least MinISR,
+negatively (NotEnoughReplicasAfterAppend) otherwise (§2.6). The ghost state records the True HWM
+and any acknowledgement or advance that broke the MinISR rule; the rules never read it.
+"""
+
+from __future__ import annotations
+
+from kafkarep.guards import guard
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import ClusterState, Ghost, Replica
+
+
+@guard("hwm")
+def isr_at_min_isr(cfg: ModelConfig, replica: Replica) -> bool:
+    """KIP-966: with ELR on, the HWM advances only while the leader's ISR is at least MinISR,
+    since only then does the Maximal ISR cover the controller's ISR and ELR."""
+    assert replica.view is not None
+    return not cfg.options.elr_enabled or len(replica.view.isr) >= cfg.min_isr
+
+
+def commit_offset(replica: Replica, broker_id: int) -> int:
+    """The highest offset replicated to every Maximal ISR member the leader knows of."""
+    offset = replica.leo
+    for member in replica.maximal_isr:
+        if member != broker_id:
+            offset = min(offset, max(replica.followers[member - 1].leo, 0))
+    return offset
+
+
+def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> ClusterState:
+    broker = state.broker(broker_id)
+    replica = broker.replica
+    assert replica is not None and replica.view is not None
+    new_hwm = commit_offset(replica, broker_id)
+    if new_hwm <= replica.hwm or not isr_at_min_isr.passes(
+        cfg.options.disabled_guards, cfg, replica
+    ):
+        return state
+    ghost = state.ghost
+    if cfg.options.elr_enabled and len(replica.view.isr) < cfg.min_isr:
+        ghost = _first(ghost, hwm_below_min_isr=(broker_id, len(replica.view.isr)))
+    ghost, unacked_from = _acknowledge(state, cfg, replica, new_hwm, ghost)
+    if new_hwm > ghost.true_hwm:
+        values = tuple(value for _, value in replica.log[ghost.true_hwm : new_hwm])
+        ghost = ghost._replace(committed=ghost.committed + values)
+    replica = replica._replace(hwm=new_hwm, unacked_from=unacked_from)
+    return state.with_broker(broker_id, broker._replace(replica=replica))._replace(ghost=ghost)
+
+
+def _acknowledge(
+    state: ClusterState, cfg: ModelConfig, replica: Replica, new_hwm: int, ghost: Ghost
+) -> tuple[Ghost, int]:
+    """Acknowledge this leader's writes below the new HWM; returns the ghost and the rest."""
+    start = replica.unacked_from
+    if start < 0 or start >= new_hwm:
+        return ghost, start
+    positive = len(replica.maximal_isr) >= cfg.min_isr
+    values = []
+    for offset in range(start, new_hwm):
+        entry = replica.log[offset]
+        values.append(entry[1])
+        if positive and ghost.receivers(entry[1]) < cfg.min_isr:
+            ghost = _first(ghost, ack_below_min_isr=(entry[1], ghost.receivers(entry[1])))
+    if positive:
+        ghost = ghost._replace(pos_acked=ghost.pos_acked | frozenset(values))
+    else:
+        ghost = ghost._replace(neg_acked=ghost.neg_acked | frozenset(values))
+    return ghost, (new_hwm if new_hwm < replica.leo else -1)
+
+
+def nack_unacked(state: ClusterState, broker_id: int) -> ClusterState:
+    """A leader that loses leadership (or crashes) fails its pending writes (NOT_LEADER)."""
+    broker = state.broker(broker_id)
+    replica = broker.replica
+    if replica is None or replica.unacked_from < 0:
+        return state
+    values = frozenset(value for _, value in replica.log[replica.unacked_from :])
+    ghost = state.ghost._replace(neg_acked=state.ghost.neg_acked | (values - state.ghost.pos_acked))
+    replica = replica._replace(unacked_from=-1)
+    return state.with_broker(broker_id, broker._replace(replica=replica))._replace(ghost=ghost)
+
+
+def _first(ghost: Ghost, **violation: tuple[int, int]) -> Ghost:
+    """Keep the first witness of a violation only, so later steps do not multiply states."""
+    name, value = next(iter(violation.items()))
+    if getattr(ghost, name) is not None:
+        return ghost
+    if name == "ack_below_min_isr":
+        return ghost._replace(ack_below_min_isr=value)
+    return ghost._replace(hwm_below_min_isr=value)

@@ -1,0 +1,67 @@
+"""The initial state of a model: an established cluster (the anchor specs' Init).
+
+Every broker is running and registered with broker epoch 1 (epochs are compared only per
+broker, so equal starting epochs keep spare brokers interchangeable); the partition has the
+model's replicas, ISR and leader at leader epoch 1, partition epoch 1; every replica has an empty
+log and has applied the one metadata record; the leader knows its ISR followers; the brokers
+listed as `fenced` start fenced (the out-of-sync, stale replica of the shipped KIP-966
+configuration).
+"""
+
+from __future__ import annotations
+
+from kafkarep.metadata import BrokerRegistration, BrokerRegistry, PartitionRegistration
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import (
+    UNKNOWN,
+    Broker,
+    ClusterState,
+    Controller,
+    FollowerView,
+    Ghost,
+    Replica,
+    Role,
+    Status,
+)
+
+
+def initial_state(cfg: ModelConfig) -> ClusterState:
+    partition = PartitionRegistration(
+        replicas=cfg.replicas, isr=cfg.isr, leader=cfg.leader, leader_epoch=1, partition_epoch=1
+    )
+    registry = BrokerRegistry.of(
+        {
+            b: BrokerRegistration(fenced=b in cfg.fenced, epoch=1, incarnation=0)
+            for b in cfg.broker_ids
+        }
+    )
+    controller = Controller(
+        log=(partition,), brokers=registry, ap_requests=(None,) * len(cfg.broker_ids)
+    )
+    brokers = tuple(
+        Broker(
+            status=Status.RUNNING,
+            epoch=1,
+            incarnation=0,
+            metadata_offset=0,
+            initialised=True,
+            replica=_replica(cfg, partition, b),
+        )
+        for b in cfg.broker_ids
+    )
+    return ClusterState(controller, brokers, Ghost(), cfg.budget)
+
+
+def _replica(cfg: ModelConfig, partition: PartitionRegistration, broker_id: int) -> Replica | None:
+    if broker_id not in partition.replicas:
+        return None
+    if broker_id == partition.leader:
+        followers = tuple(
+            FollowerView(0, 1, True) if b in partition.isr and b != broker_id else UNKNOWN
+            for b in cfg.broker_ids
+        )
+        return Replica(
+            role=Role.LEADER, view=partition, maximal_isr=partition.isr, followers=followers
+        )
+    role = Role.FOLLOWER if partition.leader > 0 else Role.NONE
+    return Replica(role=role, view=partition, maximal_isr=partition.isr)

@@ -1,0 +1,195 @@
+"""The cluster state: one partition replicated across a KRaft controller and its brokers.
+
+Every part is an immutable NamedTuple, so a state is a canonical value (equal states are equal
+tuples) and its components can be shared between states. Seed 004 names the parts:
+
+- the controller (§1.2.1, §2.3): the metadata log of partition snapshots (a materialised change
+  record each), the broker registry, and the AlterPartition requests in flight to it;
+- each broker (§1.2.2, §2.2, §2.10): its status, epoch, incarnation, how far it has applied the
+  metadata log, its replica of the partition, and the responses in flight to it;
+- each replica (§2.2.2, §2.7, §2.9.2): its log of (leader epoch, value) records, HWM, Leader Epoch
+  Start Offset, its view of the partition, and as leader its Maximal ISR, the pending
+  AlterPartition and what it knows of each follower;
+- `Ghost`: what only the properties read (the committed prefix, acked writes), never the rules;
+- `Budget`: the fault budgets left (the model file's `[faults]`).
+
+Broker ids run from 1 to N; per-broker tuples are indexed by id - 1.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+from kafkarep.errors import Error
+from kafkarep.metadata import EMPTY, BrokerRegistry, LeaderRecoveryState, PartitionRegistration
+from kafkarep.rules import AlterPartitionRequest
+
+Entry = tuple[int, int]  # (leader epoch when written, value id)
+Log = tuple[Entry, ...]
+
+
+class Status(IntEnum):
+    RUNNING = 0
+    SHUTTING_DOWN = 1  # in controlled shutdown: still running, moving its leaderships away
+    OFFLINE_CLEAN = 2
+    OFFLINE_UNCLEAN = 3
+
+    @property
+    def running(self) -> bool:
+        return self <= Status.SHUTTING_DOWN
+
+
+class Role(IntEnum):
+    NONE = 0  # no partition metadata acted on yet, or no leader to follow
+    FOLLOWER = 1
+    LEADER = 2
+
+
+class FollowerView(NamedTuple):
+    """What a leader knows of one follower from its fetches (seed 004 §2.2.2)."""
+
+    leo: int = -1  # fetch offset of its last fetch; -1 unknown
+    broker_epoch: int = -1
+    fetched_this_epoch: bool = False
+
+
+UNKNOWN = FollowerView()
+
+
+class PendingAlterPartition(NamedTuple):
+    """The leader's AlterPartition in flight: what it proposed, from which partition epoch."""
+
+    isr: frozenset[int]
+    partition_epoch: int
+
+
+class Replica(NamedTuple):
+    log: Log = ()
+    hwm: int = 0
+    role: Role = Role.NONE
+    view: PartitionRegistration | None = None  # the partition metadata this replica acts on
+    maximal_isr: frozenset[int] = EMPTY  # leader only: ISR plus any proposed members
+    leso: int = 0  # leader only: Leader Epoch Start Offset
+    followers: tuple[FollowerView, ...] = ()  # leader only: by broker id - 1
+    pending: PendingAlterPartition | None = None
+    unacked_from: int = -1  # leader only: first offset of its acks=all writes not yet acked
+
+    @property
+    def leo(self) -> int:
+        return len(self.log)
+
+    @property
+    def last_epoch(self) -> int:
+        return self.log[-1][0] if self.log else 0
+
+
+class FetchResponse(NamedTuple):
+    """A leader's answer to a fetch, in flight to the follower (seed 004 §2.2.2, §3)."""
+
+    leader: int
+    leader_epoch: int
+    fetch_offset: int
+    hwm: int
+    entries: Log = ()
+    diverging: tuple[int, int] | None = None  # (epoch, end offset) when the logs diverged
+
+
+class AlterPartitionResponse(NamedTuple):
+    """The controller's answer to an AlterPartition, in flight to the leader (§2.9.2)."""
+
+    request: PendingAlterPartition
+    error: Error
+    leader: int = -1
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+    isr: frozenset[int] = EMPTY
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+
+
+class Broker(NamedTuple):
+    status: Status
+    epoch: int  # the broker epoch of its current registration
+    incarnation: int
+    metadata_offset: int  # index into the controller's retained log of what it has applied
+    initialised: bool  # False after a restart until it acts on its metadata again
+    replica: Replica | None
+    fetch_response: FetchResponse | None = None
+    ap_response: AlterPartitionResponse | None = None
+
+
+class Controller(NamedTuple):
+    log: tuple[PartitionRegistration, ...]  # retained suffix; log[-1] is the current state
+    brokers: BrokerRegistry
+    ap_requests: tuple[AlterPartitionRequest | None, ...]  # in flight, by broker id - 1
+
+    @property
+    def partition(self) -> PartitionRegistration:
+        return self.log[-1]
+
+
+class Ghost(NamedTuple):
+    """History kept for the properties only (seed 004 §2.4: the True HWM)."""
+
+    committed: tuple[int, ...] = ()  # values below the True HWM, the highest HWM any leader had
+    pos_acked: frozenset[int] = EMPTY
+    neg_acked: frozenset[int] = EMPTY
+    received: tuple[int, ...] = ()  # per value (value - 1): bitmask of brokers that appended it
+    ack_below_min_isr: tuple[int, int] | None = None  # (value, replicas holding it) if ever
+    hwm_below_min_isr: tuple[int, int] | None = None  # (leader, ISR size) if ever, with ELR on
+
+    @property
+    def true_hwm(self) -> int:
+        return len(self.committed)
+
+    def receive(self, broker_id: int, entries: Log) -> Ghost:
+        """Record that a broker appended these entries (the replication the MinISR rule counts;
+        a later loss of unflushed data does not undo it, seed 004 §2.6)."""
+        if not entries:
+            return self
+        received = list(self.received)
+        for _, value in entries:
+            while len(received) < value:
+                received.append(0)
+            received[value - 1] |= 1 << (broker_id - 1)
+        return self._replace(received=tuple(received))
+
+    def receivers(self, value: int) -> int:
+        return bin(self.received[value - 1]).count("1") if value <= len(self.received) else 0
+
+
+class Budget(NamedTuple):
+    """Fault budgets left; healing actions draw on none."""
+
+    records: int = 0
+    fences: int = 0
+    clean_shutdowns: int = 0
+    unclean_shutdowns: int = 0
+    lossy_unclean_shutdowns: int = 0
+    isr_shrinks: int = 0
+    reassignments: int = 0
+    reassignment_cancels: int = 0
+    preferred_elections: int = 0
+    unclean_elections: int = 0
+
+    def spend(self, name: str) -> Budget:
+        return self._replace(**{name: getattr(self, name) - 1})
+
+
+class ClusterState(NamedTuple):
+    controller: Controller
+    brokers: tuple[Broker, ...]
+    ghost: Ghost
+    budget: Budget
+
+    def broker(self, broker_id: int) -> Broker:
+        return self.brokers[broker_id - 1]
+
+    def with_broker(self, broker_id: int, broker: Broker) -> ClusterState:
+        brokers = list(self.brokers)
+        brokers[broker_id - 1] = broker
+        return self._replace(brokers=tuple(brokers))
+
+    @property
+    def partition(self) -> PartitionRegistration:
+        return self.controller.log[-1]

@@ -1,0 +1,273 @@
+"""Counterexample traces a person can read: a table of steps showing only what changed.
+
+A trace is rebuilt by replaying action indices from the initial state. Each state is flattened
+into named fields (`ctl.isr`, `b2.hwm`, `true_hwm`, ...); a step shows the actor, the action,
+its outcome (for controller rules the Kafka answer and, on a refusal, the guard) and the fields
+that changed, old -> new. The initial state is printed in full once.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rich.console import Console
+from rich.table import Table
+
+from kafkarep.errors import Error
+from kafkarep.model import controller
+from kafkarep.model.actions import Action, successors
+from kafkarep.model.actions.data import fetch_offset_matches, in_fetcher, leader_epoch_matches
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.initial import initial_state
+from kafkarep.model.state import ClusterState, Log, Role
+from kafkarep.rules import Changed, Rejected, Unchanged
+
+
+class Step(NamedTuple):
+    choice: int  # the action's index among the enabled actions of the state before
+    action: Action
+    outcome: str
+    before: ClusterState
+    after: ClusterState
+
+
+class Trace(NamedTuple):
+    cfg: ModelConfig
+    initial: ClusterState
+    steps: tuple[Step, ...]
+
+    @property
+    def final(self) -> ClusterState:
+        return self.steps[-1].after if self.steps else self.initial
+
+    @property
+    def path(self) -> tuple[int, ...]:
+        return tuple(step.choice for step in self.steps)
+
+
+class ReplayError(Exception):
+    """A path does not replay: the model changed, or it is not deterministic."""
+
+
+def replay_path(cfg: ModelConfig, path: tuple[int, ...]) -> Trace:
+    state = initial_state(cfg)
+    first = state
+    steps = []
+    for depth, index in enumerate(path, 1):
+        options = list(successors(cfg, state))
+        if index >= len(options):
+            raise ReplayError(
+                f"step {depth}: action index {index} but only {len(options)} actions are enabled; "
+                "the model or its rules changed since the trace was made, or iteration order is "
+                "not deterministic (unsorted sets, wall-clock time, randomness, string hashing)"
+            )
+        action, after = options[index]
+        steps.append(Step(index, action, outcome(cfg, state, action, after), state, after))
+        state = after
+    return Trace(cfg, first, tuple(steps))
+
+
+def outcome(cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState) -> str:
+    """What happened, in the protocol's words."""
+    name = action.name
+    if name == "handle_alter_partition":
+        assert isinstance(action.arg, int)
+        request = before.controller.ap_requests[action.arg - 1]
+        assert request is not None
+        result = controller.alter_partition(controller.metadata(before, cfg), request)
+        return _rule_outcome(result)
+    if name in (
+        "fence",
+        "unfence",
+        "controlled_shutdown",
+        "restart",
+        "reassign",
+        "cancel_reassignment",
+        "elect_preferred",
+        "elect_unclean",
+        "crash",
+        "crash_lossy",
+        "shutdown_complete",
+    ):
+        changed = before.partition != after.partition
+        return "partition changed" if changed else "partition unchanged"
+    if name == "fetch_response":
+        response = before.broker(action.actor).fetch_response
+        replica = before.broker(action.actor).replica
+        assert response is not None
+        if not in_fetcher(replica, response):
+            return "dropped: no longer in that leader's fetcher"
+        for guard in (leader_epoch_matches, fetch_offset_matches):
+            if not guard.check(replica, response):
+                enabled = guard.enabled(cfg.options.disabled_guards)
+                return f"{'dropped' if enabled else 'APPLIED (guard off)'}: {guard.name} fails"
+        if response.diverging is not None:
+            return f"truncate (diverging epoch {response.diverging[0]})"
+        return f"append {len(response.entries)}"
+    if name == "fetch":
+        response = after.broker(action.actor).fetch_response
+        assert response is not None
+        if response.diverging is not None:
+            return f"diverging epoch {response.diverging[0]} end {response.diverging[1]}"
+        return f"{len(response.entries)} record(s), HWM {response.hwm}"
+    if name == "alter_partition_response":
+        answer = before.broker(action.actor).ap_response
+        replica = before.broker(action.actor).replica
+        assert answer is not None
+        if replica is None or replica.role != Role.LEADER or replica.pending != answer.request:
+            return "ignored (stale)"
+        return "committed" if answer.error == Error.NONE else f"rolled back: {answer.error.value}"
+    return "ok"
+
+
+def _rule_outcome(result: Changed | Unchanged | Rejected) -> str:
+    if isinstance(result, Rejected):
+        return f"rejected {result.error.value} ({result.guard})"
+    if isinstance(result, Changed):
+        fields = ",".join(result.record.changed_fields())
+        if result.error is not None:
+            return f"committed {fields}; answered {result.error.value}"
+        return f"committed {fields}"
+    return "accepted, no change"
+
+
+def _set(ids: frozenset[int]) -> str:
+    return "{" + ",".join(map(str, sorted(ids))) + "}"
+
+
+def _log(log: Log) -> str:
+    return "[" + " ".join(f"{value}@e{epoch}" for epoch, value in log) + "]"
+
+
+def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
+    """The state as named, printable fields."""
+    p = state.partition
+    out = {
+        "ctl.replicas": "[" + ",".join(map(str, p.replicas)) + "]",
+        "ctl.leader": str(p.leader),
+        "ctl.leader_epoch": str(p.leader_epoch),
+        "ctl.partition_epoch": str(p.partition_epoch),
+        "ctl.isr": _set(p.isr),
+    }
+    if cfg.options.elr_enabled:
+        out["ctl.elr"] = _set(p.elr)
+        out["ctl.last_known_elr"] = _set(p.last_known_elr)
+    if p.adding or p.removing or cfg.targets:
+        out["ctl.adding"] = _set(p.adding)
+        out["ctl.removing"] = _set(p.removing)
+    out["ctl.recovery"] = p.leader_recovery_state.name
+    registry = state.controller.brokers
+    out["ctl.fenced"] = _set(frozenset(b for b, r in registry.entries if r.fenced))
+    out["ctl.shutting_down"] = _set(
+        frozenset(b for b, r in registry.entries if r.in_controlled_shutdown)
+    )
+    out["ctl.broker_epochs"] = " ".join(f"{b}:{r.epoch}" for b, r in registry.entries)
+    for b, request in enumerate(state.controller.ap_requests, 1):
+        if request is not None:
+            out[f"ctl.inbox.b{b}"] = (
+                f"AlterPartition isr={_set(frozenset(request.isr_ids))} "
+                f"pe={request.partition_epoch}"
+            )
+    for b, broker in enumerate(state.brokers, 1):
+        prefix = f"b{b}."
+        out[prefix + "status"] = broker.status.name
+        out[prefix + "epoch"] = str(broker.epoch)
+        applied = state.controller.log[broker.metadata_offset].partition_epoch
+        out[prefix + "metadata_pe"] = str(applied) + (
+            "" if broker.initialised else " (catching up)"
+        )
+        r = broker.replica
+        if r is None:
+            continue
+        out[prefix + "role"] = r.role.name
+        out[prefix + "log"] = _log(r.log)
+        out[prefix + "hwm"] = str(r.hwm)
+        if r.view is not None:
+            out[prefix + "view"] = (
+                f"leader {r.view.leader} le {r.view.leader_epoch} pe {r.view.partition_epoch} "
+                f"isr {_set(r.view.isr)}"
+            )
+        if r.role == Role.LEADER:
+            out[prefix + "maximal_isr"] = _set(r.maximal_isr)
+            out[prefix + "leso"] = str(r.leso)
+            out[prefix + "followers"] = " ".join(
+                f"{f}:{v.leo if v.leo >= 0 else '?'}{'*' if v.fetched_this_epoch else ''}"
+                for f, v in enumerate(r.followers, 1)
+                if f != b and f in r.view.replicas  # type: ignore[union-attr]
+            )
+            if r.pending is not None:
+                out[prefix + "pending"] = (
+                    f"isr {_set(r.pending.isr)} from pe {r.pending.partition_epoch}"
+                )
+        if broker.fetch_response is not None:
+            f = broker.fetch_response
+            body = (
+                f"diverging e{f.diverging[0]}@{f.diverging[1]}" if f.diverging else _log(f.entries)
+            )
+            out[prefix + "fetch_response"] = (
+                f"from {f.leader} le {f.leader_epoch} {body} hwm {f.hwm}"
+            )
+        if broker.ap_response is not None:
+            a = broker.ap_response
+            out[prefix + "ap_response"] = (
+                a.error.value
+                if a.error != Error.NONE
+                else f"ok isr {_set(a.isr)} pe {a.partition_epoch}"
+            )
+    g = state.ghost
+    out["true_hwm"] = str(g.true_hwm)
+    out["acked"] = _set(g.pos_acked)
+    out["nacked"] = _set(g.neg_acked)
+    for name, value in state.budget._asdict().items():
+        out[f"budget.{name}"] = str(value)
+    return out
+
+
+def changes(cfg: ModelConfig, before: ClusterState, after: ClusterState) -> list[str]:
+    old, new = fields(cfg, before), fields(cfg, after)
+    out = []
+    for key in sorted(old.keys() | new.keys(), key=_field_order):
+        if old.get(key) != new.get(key):
+            out.append(f"{key}: {old.get(key, '-')} -> {new.get(key, '-')}")
+    return out
+
+
+def _field_order(key: str) -> tuple[int, str]:
+    rank = (
+        0
+        if key.startswith("ctl.")
+        else 1
+        if key.startswith("b") and not key.startswith("budget")
+        else 2
+    )
+    return rank, key
+
+
+def render(
+    trace: Trace,
+    title: str,
+    witness: str | None = None,
+    console: Console | None = None,
+) -> None:
+    console = console or Console(width=160)
+    cfg = trace.cfg
+    initial = fields(cfg, trace.initial)
+    console.print(f"[bold]{title}[/bold]")
+    console.print(
+        "initial state: "
+        + "; ".join(f"{k}={v}" for k, v in initial.items() if not k.startswith("budget."))
+    )
+    table = Table(show_lines=True)
+    for column in ("step", "actor", "action", "outcome", "changed (old -> new)"):
+        table.add_column(column, overflow="fold")
+    for number, step in enumerate(trace.steps, 1):
+        table.add_row(
+            str(number),
+            step.action.actor_name(),
+            step.action.describe(),
+            step.outcome,
+            "\n".join(changes(cfg, step.before, step.after)),
+        )
+    console.print(table)
+    if witness:
+        console.print(f"[bold red]violated:[/bold red] {witness}")

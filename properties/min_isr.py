@@ -1,0 +1,38 @@
+"""The MinISR commit rule (seed 004 §2.6; KIP-966)."""
+
+from __future__ import annotations
+
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import ClusterState
+from properties.base import always
+
+
+def acks_on_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
+    seen = state.ghost.ack_below_min_isr
+    if seen is None:
+        return None
+    value, holders = seen
+    return (
+        f"write {value} was positively acked after reaching {holders} replica(s) "
+        f"< MinISR {cfg.min_isr}"
+    )
+
+
+def hwm_at_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
+    seen = state.ghost.hwm_below_min_isr
+    if seen is None:
+        return None
+    leader, size = seen
+    return f"leader {leader} advanced the HWM with an ISR of {size} < MinISR {cfg.min_isr} (ELR on)"
+
+
+MIN_ISR_COMMIT = always(
+    "min_isr_commit",
+    """An acks=all write is positively acknowledged only once it has reached at least MinISR
+    replicas (a replica that later loses unflushed data still counts: storage is asynchronous);
+    with ELR on, the HWM advances only while the leader's ISR is at least MinISR, the condition
+    under which the Maximal ISR covers every replica the controller may elect.""",
+    "seed 004 §2.6-§2.7; KIP-966",
+    acks=acks_on_min_isr,
+    hwm=hwm_at_min_isr,
+)

@@ -1,0 +1,88 @@
+"""`sometimes` properties: steps a model should take at least once, so that a passing check is
+not passing because the model never got anywhere interesting (non-vacuity)."""
+
+from __future__ import annotations
+
+from kafkarep.model.actions.base import Action
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import ClusterState
+from properties.base import sometimes
+
+
+def _committed(cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState) -> bool:
+    return after.ghost.true_hwm > 0
+
+
+def _elr_elected(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> bool:
+    leader = after.partition.leader
+    return leader != before.partition.leader and leader in before.partition.elr
+
+
+def _reassigned(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> bool:
+    return (
+        before.partition.reassignment_in_progress
+        and not after.partition.reassignment_in_progress
+        and action.name != "cancel_reassignment"
+    )
+
+
+def _crash_leader(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> bool:
+    return action.name in ("crash", "crash_lossy") and action.actor == before.partition.leader
+
+
+def _leader_changed(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> bool:
+    return after.partition.leader > 0 and after.partition.leader != before.partition.leader
+
+
+def _below_min_isr(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> bool:
+    return len(after.partition.isr) < cfg.min_isr
+
+
+SOMETIMES = (
+    sometimes(
+        "record_committed",
+        "Some write becomes committed (the True HWM moves past 0).",
+        "seed 004 §2.7",
+        _committed,
+    ),
+    sometimes(
+        "elr_leader_elected",
+        "The controller elects a member of the ELR (KIP-966 clean recovery).",
+        "KIP-966",
+        _elr_elected,
+    ),
+    sometimes(
+        "reassignment_completed",
+        "An ongoing reassignment completes (not by a cancel).",
+        "seed 000 §4",
+        _reassigned,
+    ),
+    sometimes(
+        "unclean_shutdown_hits_leader",
+        "An unclean shutdown hits the broker the controller has as leader.",
+        "seed 004 §5 (Last Replica Standing)",
+        _crash_leader,
+    ),
+    sometimes(
+        "leader_changed",
+        "Leadership moves to another broker.",
+        "seed 004 §2.8",
+        _leader_changed,
+    ),
+    sometimes(
+        "isr_below_min_isr",
+        "The controller's ISR drops below MinISR.",
+        "seed 004 §2.6",
+        _below_min_isr,
+    ),
+)
