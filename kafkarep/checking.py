@@ -11,7 +11,14 @@ from typing import Any, NamedTuple
 from rich.console import Console
 
 import properties as registry
-from kafkarep.engines.explorer import Discovery, Exploration, Explorer, Limits, Progress
+from kafkarep.engines.explorer import (
+    Discovery,
+    Exploration,
+    Explorer,
+    Limits,
+    Progress,
+    default_workers,
+)
 from kafkarep.itf import write_trace
 from kafkarep.model.config import ModelConfig
 from kafkarep.report import ModelReport, clause_results, problems
@@ -24,7 +31,7 @@ class RunOptions(NamedTuple):
     symmetry: bool | None = None  # None: the model file's
     reports: Path = Path("reports")
     quiet: bool = False
-    workers: int = 1
+    workers: int = 0  # 0: every core
     engine_args: tuple[tuple[str, Any], ...] = ()
 
 
@@ -45,6 +52,7 @@ def explore(
         stop_when_found=[name for name, _ in cfg.expect.violates],
         progress=progress,
         symmetry=symmetry,
+        workers=options.workers or default_workers(),
     )
     return explorer.run()
 
@@ -137,7 +145,8 @@ def verdict(report: ModelReport, console: Console) -> None:
     scope = "complete" if e.complete else f"incomplete ({e.stop_reason})"
     console.print(
         f"{report.cfg.name}: {status}: {e.distinct_states:,} distinct / {e.generated_states:,} "
-        f"generated states, depth {e.depth}, {e.seconds:.1f}s, {scope}"
+        f"generated states, depth {e.depth}, {e.seconds:.1f}s on {e.cores} core(s), {scope}; "
+        f"fingerprint collision probability {e.collision_probability:.1e}"
     )
     for result in report.results:
         if result.status == "violated":

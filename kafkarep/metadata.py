@@ -14,6 +14,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import NamedTuple
 
+from kafkarep.fastreplace import fast_replace
+
 NO_LEADER = -1
 EMPTY: frozenset[int] = frozenset()
 
@@ -23,6 +25,7 @@ class LeaderRecoveryState(IntEnum):
     RECOVERING = 1
 
 
+@fast_replace
 class PartitionRegistration(NamedTuple):
     """One partition's metadata as the controller stores it (Kafka `PartitionRegistration`)."""
 
@@ -68,6 +71,7 @@ class PartitionRegistration(NamedTuple):
         )
 
 
+@fast_replace
 class PartitionChangeRecord(NamedTuple):
     """A `PartitionChangeRecord`: each field is None for "no change" or the new value."""
 
@@ -89,6 +93,7 @@ class PartitionChangeRecord(NamedTuple):
         )
 
 
+@fast_replace
 class BrokerRegistration(NamedTuple):
     """What the controller knows of one broker (Kafka `BrokerRegistration`)."""
 

@@ -50,6 +50,9 @@ class ModelReport(NamedTuple):
             "complete": e.complete,
             "stop_reason": e.stop_reason,
             "cores": e.cores,
+            "fingerprint_collision_probability": e.collision_probability,
+            "seen_set_bytes": e.seen_bytes,
+            "parent_link_bytes_on_disk": e.links_bytes,
             "expectations_met": self.expectations_met,
             "problems": list(self.problems),
             "results": [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.state import ClusterState, Replica
+from kafkarep.model.state import RUNNING, ClusterState, Replica
 from properties.base import always
 
 
@@ -34,12 +34,14 @@ def _leader(state: ClusterState) -> tuple[int, Replica] | None:
     if leader <= 0:
         return None
     broker = state.broker(leader)
-    if not broker.status.running or broker.replica is None:
+    if broker.status not in RUNNING or broker.replica is None:
         return None
     return leader, broker.replica
 
 
 def leader_holds_committed_log(cfg: ModelConfig, state: ClusterState) -> str | None:
+    if not state.ghost.committed:
+        return None
     found = _leader(state)
     if found is None:
         return None
@@ -48,6 +50,8 @@ def leader_holds_committed_log(cfg: ModelConfig, state: ClusterState) -> str | N
 
 
 def leader_holds_acked_writes(cfg: ModelConfig, state: ClusterState) -> str | None:
+    if not state.ghost.pos_acked:
+        return None
     found = _leader(state)
     if found is None:
         return None
@@ -81,11 +85,13 @@ def elr_members_complete(cfg: ModelConfig, state: ClusterState) -> str | None:
 
 
 def _candidates_complete(state: ClusterState, members: frozenset[int], name: str) -> str | None:
+    if not state.ghost.committed:
+        return None
     for member in sorted(members):
         if member <= 0 or member > len(state.brokers):
             continue
         broker = state.broker(member)
-        if broker.status.running and broker.replica is not None:
+        if broker.status in RUNNING and broker.replica is not None:
             problem = _missing_committed(f"replica {member} in {name}", broker.replica, state)
             if problem is not None:
                 return problem

@@ -8,6 +8,8 @@ from properties.base import always
 
 
 def acked_writes_exist(cfg: ModelConfig, state: ClusterState) -> str | None:
+    if not state.ghost.pos_acked:
+        return None
     held = {value for b in state.brokers if b.replica for _, value in b.replica.log}
     missing = sorted(state.ghost.pos_acked - held)
     if missing:

@@ -10,7 +10,11 @@ from properties.base import always
 
 
 def stable_prefixes_agree(cfg: ModelConfig, state: ClusterState) -> str | None:
-    replicas = [(b, broker.replica) for b, broker in enumerate(state.brokers, 1) if broker.replica]
+    replicas = [
+        (b, broker.replica)
+        for b, broker in enumerate(state.brokers, 1)
+        if broker.replica is not None and broker.replica.hwm > 0
+    ]
     for (a, ra), (b, rb) in combinations(replicas, 2):
         assert ra is not None and rb is not None
         bound = min(ra.hwm, rb.hwm)

@@ -56,7 +56,7 @@ def epochs_monotonic(cfg: ModelConfig, state: ClusterState) -> str | None:
 def brokers_follow_controller_log(cfg: ModelConfig, state: ClusterState) -> str | None:
     """What a replica acts on is a state the controller's log went through."""
     log = state.controller.log
-    by_epoch = {p.partition_epoch: p for p in log}
+    first = log[0].partition_epoch  # the retained log has consecutive partition epochs
     for b, broker in enumerate(state.brokers, 1):
         if not 0 <= broker.metadata_offset < len(log):
             return f"broker {b} applied offset {broker.metadata_offset} beyond the controller's log"
@@ -64,7 +64,8 @@ def brokers_follow_controller_log(cfg: ModelConfig, state: ClusterState) -> str 
         if replica is None or replica.view is None:
             continue
         view = replica.view
-        known = by_epoch.get(view.partition_epoch)
+        index = view.partition_epoch - first
+        known = log[index] if 0 <= index < len(log) else None
         if known is None:
             if view.partition_epoch > state.partition.partition_epoch:
                 epoch = view.partition_epoch

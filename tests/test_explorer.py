@@ -70,7 +70,7 @@ def test_state_limit_is_incomplete() -> None:
     cfg = load_model(ROOT / "models" / "kip966_small.toml")
     result = Explorer(cfg, properties.ALL, Limits(max_states=500)).run()
     assert not result.complete and result.stop_reason == "state limit 500"
-    assert 500 <= result.distinct_states < 600
+    assert result.distinct_states >= 500  # checked at the end of a level
 
 
 def test_search_is_deterministic() -> None:

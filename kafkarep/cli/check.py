@@ -50,6 +50,13 @@ def add_parser(commands: Any) -> None:
         default=None,
         help="broker-id symmetry reduction (default: the model's)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="explorer worker processes (default: every core; 1: in-process)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines or trace tables")
     parser.add_argument(
         "--list-guards",
@@ -70,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
         return OK
     if not args.models:
         raise UsageError("give at least one MODEL file (or --list-guards)")
-    for value, flag in ((args.max_states, "--max-states"), (args.max_depth, "--max-depth")):
+    checks = (
+        (args.max_states, "--max-states"),
+        (args.max_depth, "--max-depth"),
+        (args.workers, "--workers"),
+    )
+    for value, flag in checks:
         if value is not None and value < 0:
             raise UsageError(f"{flag} must be >= 0")
     if args.engine is not None and args.engine not in ENGINES:
@@ -101,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             symmetry=args.symmetry,
             reports=args.reports,
             quiet=args.quiet,
+            workers=args.workers,
         )
         try:
             reports.append(run_model(cfg, options, console, err))

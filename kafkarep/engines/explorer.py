@@ -1,35 +1,48 @@
 """The explicit-state explorer: breadth-first, deterministic, shortest counterexamples.
 
-Level by level from the initial state, every enabled action in `FAMILIES` order. A state is
-known by its stable 64-bit fingerprint; each new state records its parent's fingerprint and the
-index of the action that reached it, so every discovery is rebuilt by replaying action indices
-from the initial state, and, the search being breadth-first, it is a shortest one.
+The search goes level by level from the initial state, over every enabled action in `FAMILIES`
+order. A state is known by its stable 64-bit fingerprint. Workers (one in-process, or one process
+per core) hold contiguous shares of the current level, expand them and keep the successors that
+are not yet seen. The explorer then decides, for every new fingerprint, which occurrence the level
+keeps: the one with the smallest (parent position, action index), which is exactly the one a
+single sequential breadth-first search keeps first. So every worker count gives the same counts,
+the same next level in the same order, the same parent links and so the same traces.
 
+Memory stays lean: the seen set is a sorted NumPy array of fingerprints (8 bytes a state), the
+parent links go to one file per level, and only the current and next levels are held as states.
 `always` clauses are evaluated on every new state, `sometimes` properties on every step until
-reached. The search stops when the space is exhausted (complete), when a limit is hit
-(incomplete, with the reason), or at the end of the level where every expected violation has
-been found (so the counts do not depend on the order of a level).
+reached. The search stops when the space is exhausted (complete), at a limit (incomplete, with the
+reason), or at the end of the level where every expected violation has been found.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import multiprocessing
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from kafkarep.model.actions import successors
+import numpy as np
+
+from kafkarep.engines.links import ParentLinks
+from kafkarep.engines.seen import SeenSet, collision_probability
+from kafkarep.engines.worker import ACTION_BITS, Candidates, Worker
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.encoding import fingerprint
 from kafkarep.model.initial import initial_state
-from kafkarep.model.state import ClusterState
-from kafkarep.model.symmetry import canonical
 from properties import Property
 
-NO_PARENT = -1
+ACTION_MASK = (1 << ACTION_BITS) - 1
 
 
 class Limits(NamedTuple):
-    max_states: int = 0  # 0: none
+    max_states: int = 0  # 0: none; checked at the end of each level
     max_depth: int = 0
     max_seconds: float = 0.0
 
@@ -62,6 +75,13 @@ class Exploration(NamedTuple):
     violations: dict[str, Discovery]
     reached: dict[str, Discovery]
     cores: int = 1
+    collision_probability: float = 0.0
+    seen_bytes: int = 0
+    links_bytes: int = 0
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
 
 
 class Explorer:
@@ -74,109 +94,358 @@ class Explorer:
         progress: Callable[[Progress], None] | None = None,
         progress_every: float = 2.0,
         symmetry: bool = False,
+        workers: int = 1,
     ) -> None:
         self.cfg = cfg
+        chosen = tuple(properties)
+        self.property_names = tuple(p.name for p in chosen)
         self.always = [
-            (p.qualified(c), c.check) for p in properties if p.kind == "always" for c in p.clauses
+            (p.qualified(c), c.check) for p in chosen if p.kind == "always" for c in p.clauses
         ]
         self.sometimes = [
-            (p.name, c.check) for p in properties if p.kind == "sometimes" for c in p.clauses
+            (p.name, c.check) for p in chosen if p.kind == "sometimes" for c in p.clauses
         ]
         self.limits = limits
         self.stop_when_found = set(stop_when_found)
         self.progress = progress
         self.progress_every = progress_every
         self.symmetry = symmetry
-        self.parents: dict[int, tuple[int, int]] = {}
-
-    def _key(self, state: ClusterState) -> int:
-        return fingerprint(canonical(self.cfg, state) if self.symmetry else state)
-
-    def path_to(self, fp: int) -> tuple[int, ...]:
-        path = []
-        while True:
-            parent, index = self.parents[fp]
-            if parent == NO_PARENT:
-                return tuple(reversed(path))
-            path.append(index)
-            fp = parent
+        self.workers = max(1, workers)
 
     def run(self) -> Exploration:
-        cfg, start = self.cfg, time.monotonic()
+        # States are acyclic tuples: the cycle collector only costs time (2-3x) while millions
+        # of them are alive, so it is off for the run, in this process and in the workers.
+        enabled = gc.isenabled()
+        gc.disable()
+        pool = _Pool(self)
+        try:
+            return self._run(pool)
+        finally:
+            pool.close()
+            if enabled:
+                gc.enable()
+
+    def _run(self, pool: _Pool) -> Exploration:
+        cfg, limits, start = self.cfg, self.limits, time.monotonic()
+        deadline = start + limits.max_seconds if limits.max_seconds else 0.0
+        links = ParentLinks(pool.workdir / "links")
+        seen = SeenSet()
         violations: dict[str, Discovery] = {}
         reached: dict[str, Discovery] = {}
-        pending_sometimes = list(self.sometimes)
-        state0 = initial_state(cfg)
-        fp0 = self._key(state0)
-        self.parents = {fp0: (NO_PARENT, 0)}
-        self._check(state0, fp0, 0, violations)
-        level: list[tuple[ClusterState, int]] = [(state0, fp0)]
-        generated, depth, reason = 1, 0, "exhausted"
-        last_report = start
-        limits = self.limits
-        while level:
+        fp0 = pool.start(initial_state(cfg))
+        seen.add(np.array([fp0], dtype=np.uint64))
+        self._record(violations, pool.check(set()), 0, links)
+        sizes = [1] + [0] * (pool.size - 1)
+        generated, depth, reason, last = 1, 0, "exhausted", start
+        distinct = 1
+        while sum(sizes):
             if limits.max_depth and depth >= limits.max_depth:
                 reason = f"depth limit {limits.max_depth}"
                 break
-            next_level: list[tuple[ClusterState, int]] = []
-            stop = ""
-            for state, fp in level:
-                for index, (action, after) in enumerate(successors(cfg, state)):
-                    generated += 1
-                    if pending_sometimes:
-                        for name, check in list(pending_sometimes):
-                            if check(cfg, state, action, after):  # type: ignore[call-arg]
-                                path = self.path_to(fp) + (index,)
-                                reached[name] = Discovery(name, depth + 1, path, None)
-                                pending_sometimes.remove((name, check))
-                    key = self._key(after)
-                    if key in self.parents:
-                        continue
-                    self.parents[key] = (fp, index)
-                    next_level.append((after, key))
-                    self._check(after, key, depth + 1, violations)
-                now = time.monotonic()
-                if limits.max_states and len(self.parents) >= limits.max_states:
-                    stop = f"state limit {limits.max_states}"
-                    break
-                if limits.max_seconds and now - start >= limits.max_seconds:
-                    stop = f"time limit {limits.max_seconds:g}s"
-                    break
-                if self.progress and now - last_report >= self.progress_every:
-                    last_report = now
-                    self.progress(
-                        Progress(len(self.parents), generated, depth, len(next_level), now - start)
-                    )
-            if stop:
-                reason = stop
+            if limits.max_states and distinct >= limits.max_states:
+                reason = f"state limit {limits.max_states}"
                 break
-            if next_level:
-                depth += 1
-            level = next_level
             if self.stop_when_found and self.stop_when_found <= _found_names(violations):
                 reason = "expected violations found"
                 break
+            parts = pool.expand(
+                seen, deadline, set(reached), sizes, depth, distinct, generated, start
+            )
+            generated += sum(p.generated for p in parts)
+            for name, key in _merge_sometimes(parts).items():
+                path = links.path_to(depth, key >> ACTION_BITS) + (key & ACTION_MASK,)
+                reached[name] = Discovery(name, depth + 1, path, None)
+            if any(p.timed_out for p in parts):
+                reason = f"time limit {limits.max_seconds:g}s"
+                break
+            chosen, keys, fps = _choose(parts)
+            if not fps.size:
+                break
+            depth += 1
+            distinct += int(fps.size)
+            seen.add(fps)
+            links.add_level(keys >> ACTION_BITS, keys & ACTION_MASK)
+            sizes = pool.keep(chosen)
+            self._record(violations, pool.check(set(violations)), depth, links)
+            now = time.monotonic()
+            if self.progress and now - last >= self.progress_every:
+                last = now
+                self.progress(Progress(distinct, generated, depth, int(fps.size), now - start))
+            if deadline and now > deadline:
+                reason = f"time limit {limits.max_seconds:g}s"
+                break
         seconds = time.monotonic() - start
-        complete = reason == "exhausted"
         if self.progress:
-            self.progress(Progress(len(self.parents), generated, depth, 0, seconds, done=True))
-        return Exploration(
-            len(self.parents), generated, depth, seconds, complete, reason, violations, reached
+            self.progress(Progress(distinct, generated, depth, 0, seconds, done=True))
+        result = Exploration(
+            distinct,
+            generated,
+            depth,
+            seconds,
+            reason == "exhausted",
+            reason,
+            violations,
+            reached,
+            pool.size,
+            collision_probability(distinct, generated),
+            seen.nbytes,
+            links.bytes_on_disk(),
         )
+        return result
 
-    def _check(
-        self, state: ClusterState, fp: int, depth: int, violations: dict[str, Discovery]
+    def _record(
+        self,
+        violations: dict[str, Discovery],
+        found: dict[str, tuple[int, str]],
+        depth: int,
+        links: ParentLinks,
     ) -> None:
-        for name, check in self.always:
-            if name in violations:
-                continue
-            witness = check(self.cfg, state)  # type: ignore[call-arg]
-            if witness is not None:
-                violations[name] = Discovery(name, depth, self.path_to(fp), str(witness))
+        for name, (position, witness) in sorted(found.items()):
+            if name not in violations:
+                violations[name] = Discovery(name, depth, links.path_to(depth, position), witness)
+
+
+def _choose(parts: list[Candidates]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """For each new fingerprint keep the occurrence with the smallest key (parent position,
+    action index); order the next level by key. Returns, per worker, the indices of its kept
+    candidates in that order, and the level's keys and fingerprints."""
+    fps = np.concatenate([p.fps for p in parts]) if parts else np.empty(0, np.uint64)
+    keys = np.concatenate([p.keys for p in parts]) if parts else np.empty(0, np.int64)
+    owner = np.concatenate([np.full(p.fps.size, w, dtype=np.int64) for w, p in enumerate(parts)])
+    local = np.concatenate([np.arange(p.fps.size, dtype=np.int64) for p in parts])
+    if fps.size == 0:
+        return [np.empty(0, np.int64) for _ in parts], keys, fps
+    order = np.lexsort((keys, fps))
+    sorted_fps = fps[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = sorted_fps[1:] != sorted_fps[:-1]
+    winners = order[first]
+    winners = winners[np.argsort(keys[winners], kind="stable")]
+    chosen = [local[winners[owner[winners] == w]] for w in range(len(parts))]
+    return chosen, keys[winners], fps[winners]
+
+
+def _merge_sometimes(parts: list[Candidates]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in parts:
+        for name, key in part.sometimes.items():
+            out[name] = min(out.get(name, key), key)
+    return out
 
 
 def _found_names(violations: dict[str, Discovery]) -> set[str]:
-    """Clause names found, and the property names they belong to."""
     names = set(violations)
     names |= {name.split(".")[0] for name in violations}
     return names
+
+
+# --- the workers: in this process, or one process each ---------------------------------------
+
+
+class _Pool:
+    """Runs the workers' steps, in-process for one worker, over pipes for several."""
+
+    def __init__(self, explorer: Explorer) -> None:
+        self.explorer = explorer
+        self.size = explorer.workers
+        self.workdir = Path(tempfile.mkdtemp(prefix="kafkarep-explore-"))
+        self.counters: Any = None
+        if self.size == 1:
+            self.local: Worker | None = Worker(
+                explorer.cfg, explorer.always, explorer.sometimes, explorer.symmetry, self._tick
+            )
+            self.conns: list[Connection] = []
+            self.procs: list[Any] = []
+        else:
+            self.local = None
+            context = multiprocessing.get_context("fork")
+            self.counters = context.Array("q", 2 * self.size, lock=False)
+            self.conns, self.procs = [], []
+            for index in range(self.size):
+                parent, child = context.Pipe()
+                proc = context.Process(
+                    target=_serve, args=(child, explorer, index, self.counters), daemon=True
+                )
+                proc.start()
+                child.close()
+                self.conns.append(parent)
+                self.procs.append(proc)
+        self._progress_base: tuple[int, int, int, int, float] = (0, 0, 0, 0, 0.0)
+        self._last_tick = time.monotonic()
+
+    # progress while a level is being expanded
+    def _tick(self, expanded: int, generated: int) -> None:
+        explorer = self.explorer
+        now = time.monotonic()
+        if explorer.progress and now - self._last_tick >= explorer.progress_every:
+            self._last_tick = now
+            depth, distinct, total, queue, start = self._progress_base
+            explorer.progress(
+                Progress(distinct, total + generated, depth, queue - expanded, now - start)
+            )
+
+    def _call_all(self, method: str, args_per_worker: list[tuple[Any, ...]]) -> list[Any]:
+        if self.local is not None:
+            return [getattr(self.local, method)(*args_per_worker[0])]
+        for conn, args in zip(self.conns, args_per_worker, strict=True):
+            conn.send((method, args))
+        results: list[Any] = [None] * self.size
+        waiting = dict(enumerate(self.conns))
+        while waiting:
+            ready = wait(list(waiting.values()), timeout=1.0)
+            for ready_conn in ready:
+                index = self.conns.index(ready_conn)  # type: ignore[arg-type]
+                reply = self.conns[index].recv()
+                if isinstance(reply, _Failure):
+                    raise RuntimeError(f"explorer worker {index} failed: {reply.message}")
+                results[index] = reply
+                del waiting[index]
+            if waiting and method == "expand":
+                self._poll_progress()
+        return results
+
+    def _poll_progress(self) -> None:
+        explorer = self.explorer
+        now = time.monotonic()
+        if not explorer.progress or now - self._last_tick < explorer.progress_every:
+            return
+        self._last_tick = now
+        expanded = sum(self.counters[2 * i] for i in range(self.size))
+        generated = sum(self.counters[2 * i + 1] for i in range(self.size))
+        depth, distinct, total, queue, start = self._progress_base
+        explorer.progress(
+            Progress(distinct, total + generated, depth, queue - expanded, now - start)
+        )
+
+    def start(self, state: Any) -> int:
+        results = self._call_all("start", [(state,)] + [(None,)] * (self.size - 1))
+        fp: int = results[0]
+        return fp
+
+    def expand(
+        self,
+        seen: SeenSet,
+        deadline: float,
+        reached: set[str],
+        sizes: list[int],
+        depth: int,
+        distinct: int,
+        generated: int,
+        start: float,
+    ) -> list[Candidates]:
+        self._progress_base = (depth, distinct, generated, sum(sizes), start)
+        if self.local is not None:
+            return [self.local.expand(seen.sorted, deadline, reached)]
+        path = self.workdir / f"seen-{depth}.npy"
+        np.save(path, seen.sorted)
+        for i in range(self.size):
+            self.counters[2 * i] = self.counters[2 * i + 1] = 0
+        parts: list[Candidates] = self._call_all(
+            "expand", [(str(path), deadline, reached)] * self.size
+        )
+        path.unlink(missing_ok=True)
+        return parts
+
+    def keep(self, chosen: list[np.ndarray]) -> list[int]:
+        """Adopt the chosen candidates, even out the shares, place them; returns the sizes."""
+        self._call_all("keep", [(c,) for c in chosen])
+        sizes = [int(c.size) for c in chosen]
+        if self.local is None:
+            sizes = self._rebalance(sizes)
+        total, offset = sum(sizes), 0
+        places = []
+        for size in sizes:
+            places.append((np.arange(offset, offset + size, dtype=np.int64),))
+            offset += size
+        assert offset == total
+        self._call_all("place", places)
+        return sizes
+
+    def _rebalance(self, sizes: list[int]) -> list[int]:
+        """Shift the boundaries between neighbours so every worker holds an even share; the
+        level's order is unchanged (worker w holds the w-th contiguous block)."""
+        total = sum(sizes)
+        target = [
+            total // self.size + (1 if w < total % self.size else 0) for w in range(self.size)
+        ]
+        for _ in range(self.size):
+            moved = False
+            for w in range(self.size - 1):
+                # how many of the first w+1 workers' states should move right (+) or left (-)
+                surplus = sum(sizes[: w + 1]) - sum(target[: w + 1])
+                if surplus > 0:
+                    count = min(surplus, sizes[w])
+                    data = self._call_one(w, "give", count, True)
+                    self._call_one(w + 1, "take", data, False)
+                    sizes[w] -= count
+                    sizes[w + 1] += count
+                    moved = moved or count > 0
+                elif surplus < 0:
+                    count = min(-surplus, sizes[w + 1])
+                    data = self._call_one(w + 1, "give", count, False)
+                    self._call_one(w, "take", data, True)
+                    sizes[w + 1] -= count
+                    sizes[w] += count
+                    moved = moved or count > 0
+            if not moved:
+                break
+        return sizes
+
+    def _call_one(self, index: int, method: str, *args: Any) -> Any:
+        conn = self.conns[index]
+        conn.send((method, args))
+        reply = conn.recv()
+        if isinstance(reply, _Failure):
+            raise RuntimeError(f"explorer worker {index} failed: {reply.message}")
+        return reply
+
+    def check(self, skip: set[str]) -> dict[str, tuple[int, str]]:
+        found: dict[str, tuple[int, str]] = {}
+        for part in self._call_all("check", [(skip,)] * self.size):
+            for name, (position, witness) in part.items():
+                if name not in found or position < found[name][0]:
+                    found[name] = (position, witness)
+        return found
+
+    def close(self) -> None:
+        for conn in self.conns:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                conn.send(("stop", ()))
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class _Failure(NamedTuple):
+    message: str
+
+
+def _serve(conn: Connection, explorer: Explorer, index: int, counters: Any) -> None:
+    """A worker process: run the explorer's commands until told to stop."""
+
+    def tick(expanded: int, generated: int) -> None:
+        counters[2 * index] = expanded
+        counters[2 * index + 1] = generated
+
+    worker = Worker(explorer.cfg, explorer.always, explorer.sometimes, explorer.symmetry, tick)
+    while True:
+        try:
+            method, args = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if method == "stop":
+            return
+        try:
+            if method == "start":
+                reply: Any = worker.start(args[0]) if args[0] is not None else 0
+            elif method == "expand":
+                path, deadline, reached = args
+                seen = np.load(path, mmap_mode="r")
+                reply = worker.expand(seen, deadline, reached)
+            else:
+                reply = getattr(worker, method)(*args)
+        except Exception as error:
+            reply = _Failure(f"{error.__class__.__name__}: {error}")
+        conn.send(reply)

@@ -8,7 +8,10 @@ worker processes agree on it).
 
 A state is fingerprinted component by component (the controller, each broker, the ghost state,
 the budgets): each component's 16-byte digest is computed once and cached, since most
-components recur across many states; the state's fingerprint digests the component digests.
+components recur across many states, and a successor reuses its parent's digests for the
+components it shares with it (the same objects); the state's fingerprint digests the component
+digests. The negatively acked writes are left out (like a TLA+ VIEW): no property or action
+reads them, they only make traces clearer.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from array import array
 from hashlib import blake2b
 from typing import Any
 
-from kafkarep.model.state import ClusterState
+from kafkarep.metadata import EMPTY
+from kafkarep.model.state import ClusterState, Ghost
 
 NONE = -(2**62)
 _CACHE: dict[Any, bytes] = {}
@@ -63,10 +67,56 @@ def digest(component: Any) -> bytes:
     return found
 
 
+def components(state: ClusterState) -> tuple[Any, ...]:
+    return (state.controller, *state.brokers, state.ghost, state.budget)
+
+
+_GHOSTS: dict[Ghost, bytes] = {}
+
+
+def ghost_digest(ghost: Ghost) -> bytes:
+    """The ghost state's digest, without the negatively acked writes (see above)."""
+    found = _GHOSTS.get(ghost)
+    if found is None:
+        if len(_GHOSTS) >= _CACHE_LIMIT:
+            _GHOSTS.clear()
+        found = _GHOSTS[ghost] = digest(ghost._replace(neg_acked=EMPTY))
+    return found
+
+
+def digests(
+    state: ClusterState,
+    parent: ClusterState | None = None,
+    parent_digests: tuple[bytes, ...] | None = None,
+) -> tuple[bytes, ...]:
+    """Every component's digest; those shared (identical objects) with the parent are reused."""
+    if parent is None or parent_digests is None:
+        return (
+            digest(state.controller),
+            *(digest(b) for b in state.brokers),
+            ghost_digest(state.ghost),
+            digest(state.budget),
+        )
+    out = list(parent_digests)
+    if state.controller is not parent.controller:
+        out[0] = digest(state.controller)
+    brokers = state.brokers
+    if brokers is not parent.brokers:
+        old = parent.brokers
+        for index, broker in enumerate(brokers):
+            if broker is not old[index]:
+                out[index + 1] = digest(broker)
+    if state.ghost is not parent.ghost:
+        out[-2] = ghost_digest(state.ghost)
+    if state.budget is not parent.budget:
+        out[-1] = digest(state.budget)
+    return tuple(out)
+
+
+def combine(parts: tuple[bytes, ...]) -> int:
+    return int.from_bytes(blake2b(b"".join(parts), digest_size=8).digest(), "little")
+
+
 def fingerprint(state: ClusterState) -> int:
     """The state's stable 64-bit fingerprint."""
-    parts = [digest(state.controller)]
-    parts.extend(digest(broker) for broker in state.brokers)
-    parts.append(digest(state.ghost))
-    parts.append(digest(state.budget))
-    return int.from_bytes(blake2b(b"".join(parts), digest_size=8).digest(), "little")
+    return combine(digests(state))

@@ -69,6 +69,7 @@ def _acknowledge(
         ghost = ghost._replace(pos_acked=ghost.pos_acked | frozenset(values))
     else:
         ghost = ghost._replace(neg_acked=ghost.neg_acked | frozenset(values))
+    ghost = ghost.forget_receivers(values)
     return ghost, (new_hwm if new_hwm < replica.leo else -1)
 
 
@@ -80,6 +81,7 @@ def nack_unacked(state: ClusterState, broker_id: int) -> ClusterState:
         return state
     values = frozenset(value for _, value in replica.log[replica.unacked_from :])
     ghost = state.ghost._replace(neg_acked=state.ghost.neg_acked | (values - state.ghost.pos_acked))
+    ghost = ghost.forget_receivers(values)
     replica = replica._replace(unacked_from=-1)
     return state.with_broker(broker_id, broker._replace(replica=replica))._replace(ghost=ghost)
 

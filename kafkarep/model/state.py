@@ -22,6 +22,7 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from kafkarep.errors import Error
+from kafkarep.fastreplace import fast_replace
 from kafkarep.metadata import EMPTY, BrokerRegistry, LeaderRecoveryState, PartitionRegistration
 from kafkarep.rules import AlterPartitionRequest
 
@@ -40,12 +41,16 @@ class Status(IntEnum):
         return self <= Status.SHUTTING_DOWN
 
 
+RUNNING = frozenset({Status.RUNNING, Status.SHUTTING_DOWN})  # the broker process is up
+
+
 class Role(IntEnum):
     NONE = 0  # no partition metadata acted on yet, or no leader to follow
     FOLLOWER = 1
     LEADER = 2
 
 
+@fast_replace
 class FollowerView(NamedTuple):
     """What a leader knows of one follower from its fetches (seed 004 §2.2.2)."""
 
@@ -57,6 +62,7 @@ class FollowerView(NamedTuple):
 UNKNOWN = FollowerView()
 
 
+@fast_replace
 class PendingAlterPartition(NamedTuple):
     """The leader's AlterPartition in flight: what it proposed, from which partition epoch."""
 
@@ -64,6 +70,7 @@ class PendingAlterPartition(NamedTuple):
     partition_epoch: int
 
 
+@fast_replace
 class Replica(NamedTuple):
     log: Log = ()
     hwm: int = 0
@@ -84,6 +91,7 @@ class Replica(NamedTuple):
         return self.log[-1][0] if self.log else 0
 
 
+@fast_replace
 class FetchResponse(NamedTuple):
     """A leader's answer to a fetch, in flight to the follower (seed 004 §2.2.2, §3)."""
 
@@ -95,6 +103,7 @@ class FetchResponse(NamedTuple):
     diverging: tuple[int, int] | None = None  # (epoch, end offset) when the logs diverged
 
 
+@fast_replace
 class AlterPartitionResponse(NamedTuple):
     """The controller's answer to an AlterPartition, in flight to the leader (§2.9.2)."""
 
@@ -107,6 +116,7 @@ class AlterPartitionResponse(NamedTuple):
     leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
 
 
+@fast_replace
 class Broker(NamedTuple):
     status: Status
     epoch: int  # the broker epoch of its current registration
@@ -118,6 +128,7 @@ class Broker(NamedTuple):
     ap_response: AlterPartitionResponse | None = None
 
 
+@fast_replace
 class Controller(NamedTuple):
     log: tuple[PartitionRegistration, ...]  # retained suffix; log[-1] is the current state
     brokers: BrokerRegistry
@@ -128,6 +139,7 @@ class Controller(NamedTuple):
         return self.log[-1]
 
 
+@fast_replace
 class Ghost(NamedTuple):
     """History kept for the properties only (seed 004 §2.4: the True HWM)."""
 
@@ -149,15 +161,30 @@ class Ghost(NamedTuple):
             return self
         received = list(self.received)
         for _, value in entries:
+            if value in self.pos_acked or value in self.neg_acked:
+                continue  # already judged
             while len(received) < value:
                 received.append(0)
             received[value - 1] |= 1 << (broker_id - 1)
+        while received and received[-1] == 0:
+            received.pop()
+        return self._replace(received=tuple(received))
+
+    def forget_receivers(self, values: list[int] | frozenset[int]) -> Ghost:
+        """An acknowledged (or failed) write is judged once; who received it no longer matters."""
+        received = list(self.received)
+        for value in values:
+            if value <= len(received):
+                received[value - 1] = 0
+        while received and received[-1] == 0:
+            received.pop()
         return self._replace(received=tuple(received))
 
     def receivers(self, value: int) -> int:
         return bin(self.received[value - 1]).count("1") if value <= len(self.received) else 0
 
 
+@fast_replace
 class Budget(NamedTuple):
     """Fault budgets left; healing actions draw on none."""
 
@@ -176,6 +203,7 @@ class Budget(NamedTuple):
         return self._replace(**{name: getattr(self, name) - 1})
 
 
+@fast_replace
 class ClusterState(NamedTuple):
     controller: Controller
     brokers: tuple[Broker, ...]
@@ -188,7 +216,7 @@ class ClusterState(NamedTuple):
     def with_broker(self, broker_id: int, broker: Broker) -> ClusterState:
         brokers = list(self.brokers)
         brokers[broker_id - 1] = broker
-        return self._replace(brokers=tuple(brokers))
+        return ClusterState(self.controller, tuple(brokers), self.ghost, self.budget)
 
     @property
     def partition(self) -> PartitionRegistration:

@@ -10,6 +10,7 @@ perturbations versus the protocol's own steps).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 
 from kafkarep.model.actions import admin, alter_partition, data, lifecycle, metadata
 from kafkarep.model.actions.base import Action, Family
@@ -26,8 +27,15 @@ FAMILIES: tuple[Family, ...] = (
 BY_NAME = {family.name: family for family in FAMILIES}
 
 
+@cache
+def active(cfg: ModelConfig) -> tuple[Family, ...]:
+    """The families a model can ever enable: a fault whose budget starts at 0 never is. (Order
+    is kept, so action indices are the same as over all of `FAMILIES`.)"""
+    return tuple(f for f in FAMILIES if f.budget is None or getattr(cfg.budget, f.budget) > 0)
+
+
 def enabled(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for family in FAMILIES:
+    for family in active(cfg):
         yield from family.actions(cfg, state)
 
 
@@ -36,9 +44,10 @@ def apply(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
 
 
 def successors(cfg: ModelConfig, state: ClusterState) -> Iterator[tuple[Action, ClusterState]]:
-    for family in FAMILIES:
+    for family in active(cfg):
+        apply_one = family.apply
         for action in family.actions(cfg, state):
-            yield action, family.apply(cfg, state, action)
+            yield action, apply_one(cfg, state, action)
 
 
 __all__ = ["BY_NAME", "FAMILIES", "Action", "Family", "apply", "enabled", "successors"]

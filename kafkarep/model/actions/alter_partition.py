@@ -19,6 +19,7 @@ from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.state import (
+    RUNNING,
     AlterPartitionResponse,
     ClusterState,
     FollowerView,
@@ -36,7 +37,7 @@ def _idle_leader(state: ClusterState, broker_id: int) -> Replica | None:
     broker = state.broker(broker_id)
     replica = broker.replica
     if (
-        not broker.status.running
+        broker.status not in RUNNING
         or replica is None
         or replica.role != Role.LEADER
         or replica.pending is not None
@@ -209,7 +210,7 @@ def handle(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
             p.leader_recovery_state,
         )
     broker = state.broker(broker_id)
-    if not broker.status.running or broker.epoch != request.broker_epoch:
+    if broker.status not in RUNNING or broker.epoch != request.broker_epoch:
         return state  # the connection of the process that sent it is gone
     return state.with_broker(broker_id, broker._replace(ap_response=response))
 
@@ -218,9 +219,8 @@ def handle(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
 
 
 def response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        broker = state.broker(broker_id)
-        if broker.status.running and broker.ap_response is not None:
+    for broker_id, broker in enumerate(state.brokers, 1):
+        if broker.status in RUNNING and broker.ap_response is not None:
             yield Action("alter_partition_response", broker_id)
 
 

@@ -16,6 +16,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.logs import diverges, truncation_point
 from kafkarep.model.state import (
+    RUNNING,
     Broker,
     ClusterState,
     FetchResponse,
@@ -28,7 +29,7 @@ from kafkarep.model.state import (
 def _leader_replica(state: ClusterState, broker_id: int) -> Replica | None:
     broker = state.broker(broker_id)
     replica = broker.replica
-    if not broker.status.running or replica is None or replica.role != Role.LEADER:
+    if broker.status not in RUNNING or replica is None or replica.role != Role.LEADER:
         return None
     return replica
 
@@ -69,11 +70,10 @@ def produce(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
 
 
 def fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        broker = state.broker(broker_id)
+    for broker_id, broker in enumerate(state.brokers, 1):
         replica = broker.replica
         if (
-            not broker.status.running
+            broker.status not in RUNNING
             or replica is None
             or replica.role != Role.FOLLOWER
             or broker.fetch_response is not None
@@ -162,9 +162,8 @@ def fetch_offset_matches(replica: Replica | None, response: FetchResponse) -> bo
 
 
 def fetch_response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        broker = state.broker(broker_id)
-        if broker.status.running and broker.fetch_response is not None:
+    for broker_id, broker in enumerate(state.brokers, 1):
+        if broker.status in RUNNING and broker.fetch_response is not None:
             yield Action("fetch_response", broker_id)
 
 

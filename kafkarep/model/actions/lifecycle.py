@@ -16,7 +16,7 @@ from kafkarep.model import controller
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import nack_unacked
-from kafkarep.model.state import Broker, ClusterState, Replica, Status
+from kafkarep.model.state import RUNNING, Broker, ClusterState, Replica, Status
 from kafkarep.rules import (
     ControlledShutdown,
     FenceBroker,
@@ -41,7 +41,7 @@ def fence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.fences == 0:
         return
     for broker_id in cfg.broker_ids:
-        if state.broker(broker_id).status.running and not _registration_fenced(state, broker_id):
+        if state.broker(broker_id).status in RUNNING and not _registration_fenced(state, broker_id):
             yield Action("fence", CONTROLLER, broker_id)
 
 
@@ -52,8 +52,7 @@ def fence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
 
 
 def unfence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        broker = state.broker(broker_id)
+    for broker_id, broker in enumerate(state.brokers, 1):
         if (
             broker.status == Status.RUNNING
             and _registration_fenced(state, broker_id)
@@ -115,7 +114,7 @@ def _crash_actions(name: str, budget: str) -> object:
         if getattr(state.budget, budget) == 0:
             return
         for broker_id in cfg.broker_ids:
-            if state.broker(broker_id).status.running:
+            if state.broker(broker_id).status in RUNNING:
                 yield Action(name, broker_id)
 
     return actions
@@ -156,7 +155,7 @@ def _stopped(replica: Replica, lose_data: bool) -> Replica:
 
 def restart_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     for broker_id in cfg.broker_ids:
-        if not state.broker(broker_id).status.running:
+        if state.broker(broker_id).status not in RUNNING:
             yield Action("restart", broker_id)
 
 

@@ -16,14 +16,13 @@ from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact
 from kafkarep.model.hwm import maybe_advance_hwm, nack_unacked
-from kafkarep.model.state import UNKNOWN, ClusterState, Replica, Role
+from kafkarep.model.state import RUNNING, UNKNOWN, ClusterState, Replica, Role
 
 
 def apply_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     end = len(state.controller.log) - 1
-    for broker_id in cfg.broker_ids:
-        broker = state.broker(broker_id)
-        if not broker.status.running:
+    for broker_id, broker in enumerate(state.brokers, 1):
+        if broker.status not in RUNNING:
             continue
         # A restarted broker first catches up with the metadata log before its replicas act
         # (KRaft's BrokerServer waits for the initial catch-up), so it jumps to the end.

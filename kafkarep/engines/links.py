@@ -1,0 +1,41 @@
+"""Parent links, one file per level, out of memory: for every state of level d, the position of
+its parent in level d-1 and the index of the action that reached it. A path is rebuilt by
+walking back from (level, position) to the initial state."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+class ParentLinks:
+    def __init__(self, workdir: Path | None = None) -> None:
+        self._owned = workdir is None
+        self.dir = Path(tempfile.mkdtemp(prefix="kafkarep-links-")) if workdir is None else workdir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.levels = 0  # levels written, level 0 (the initial state) has none
+
+    def add_level(self, parents: np.ndarray, actions: np.ndarray) -> None:
+        self.levels += 1
+        np.save(self.dir / f"parents-{self.levels:05d}.npy", parents.astype(np.int64))
+        np.save(self.dir / f"actions-{self.levels:05d}.npy", actions.astype(np.int32))
+
+    def path_to(self, level: int, position: int) -> tuple[int, ...]:
+        path = []
+        while level > 0:
+            parents = np.load(self.dir / f"parents-{level:05d}.npy", mmap_mode="r")
+            actions = np.load(self.dir / f"actions-{level:05d}.npy", mmap_mode="r")
+            path.append(int(actions[position]))
+            position = int(parents[position])
+            level -= 1
+        return tuple(reversed(path))
+
+    def bytes_on_disk(self) -> int:
+        return sum(f.stat().st_size for f in self.dir.glob("*.npy"))
+
+    def close(self) -> None:
+        if self._owned:
+            shutil.rmtree(self.dir, ignore_errors=True)

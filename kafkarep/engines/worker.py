@@ -1,0 +1,202 @@
+"""One explorer worker: it holds a share of the current level's states, expands them, and keeps
+the successors that are new, until the explorer says which of them the level keeps.
+
+Everything a worker returns is small (fingerprints and positions as NumPy arrays); states stay
+in the worker that made them, and move only to rebalance the next level. The decisions are the
+explorer's, so one in-process worker and several worker processes give the same result.
+"""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from kafkarep.engines.seen import contains_sorted
+from kafkarep.model.actions import successors
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.encoding import combine, digests, fingerprint
+from kafkarep.model.state import ClusterState
+from kafkarep.model.symmetry import canonical
+
+ACTION_BITS = 16  # a key is parent position << 16 | action index
+BATCH = 4096
+
+
+class Candidates(NamedTuple):
+    """A worker's new successors of one level (first occurrence of each fingerprint)."""
+
+    fps: np.ndarray  # uint64
+    keys: np.ndarray  # int64: parent's global position << 16 | action index
+    generated: int
+    sometimes: dict[str, int]  # property -> smallest key of a step that reached it
+    timed_out: bool
+
+
+class Worker:
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        always: list[tuple[str, Callable[..., Any]]],
+        sometimes: list[tuple[str, Callable[..., Any]]],
+        symmetry: bool = False,
+        tick: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.always = always
+        self.sometimes = dict(sometimes)
+        self.symmetry = symmetry
+        self.tick = tick  # progress hook: (states expanded, successors generated) so far
+        self.frontier: list[ClusterState] = []
+        self.frontier_digests: list[tuple[bytes, ...]] = []
+        self.positions = np.empty(0, dtype=np.int64)
+        self._new: list[ClusterState] = []
+        self._new_digests: list[tuple[bytes, ...]] = []
+
+    # --- one level ------------------------------------------------------------------------
+
+    def start(self, state: ClusterState) -> int:
+        self.frontier = [state]
+        self.frontier_digests = [digests(state)]
+        self.positions = np.zeros(1, dtype=np.int64)
+        return self._key(state, self.frontier_digests[0])
+
+    def _key(self, state: ClusterState, parts: tuple[bytes, ...]) -> int:
+        if self.symmetry:
+            return fingerprint(canonical(self.cfg, state))
+        return combine(parts)
+
+    def expand(self, seen: np.ndarray, deadline: float, reached: set[str]) -> Candidates:
+        # States are acyclic tuples: the cycle collector only costs time while millions of them
+        # are alive (2-3x), so it is off while a level expands.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._expand(seen, deadline, reached)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _expand(self, seen: np.ndarray, deadline: float, reached: set[str]) -> Candidates:
+        cfg = self.cfg
+        first: dict[int, int] = {}  # fp -> index into the lists below
+        fps: list[int] = []
+        keys: list[int] = []
+        states: list[ClusterState] = []
+        parts_list: list[tuple[bytes, ...]] = []
+        batch_fp: list[int] = []
+        batch: list[tuple[int, int, ClusterState, tuple[bytes, ...]]] = []
+        hits: dict[str, int] = {}
+        pending = [(n, c) for n, c in self.sometimes.items() if n not in reached]
+        generated = 0
+        timed_out = False
+
+        def flush() -> None:
+            if not batch:
+                return
+            old = contains_sorted(seen, np.fromiter(batch_fp, dtype=np.uint64, count=len(batch_fp)))
+            for is_old, (fp, key, state, parts) in zip(old.tolist(), batch, strict=True):
+                if is_old or fp in first:
+                    continue
+                first[fp] = len(fps)
+                fps.append(fp)
+                keys.append(key)
+                states.append(state)
+                parts_list.append(parts)
+            batch.clear()
+            batch_fp.clear()
+
+        symmetry = self.symmetry
+        positions = self.positions.tolist()
+        for local, (state, parent_parts) in enumerate(
+            zip(self.frontier, self.frontier_digests, strict=True)
+        ):
+            base = positions[local] << ACTION_BITS
+            for index, (action, after) in enumerate(successors(cfg, state)):
+                generated += 1
+                if pending:
+                    for name, check in list(pending):
+                        if check(cfg, state, action, after):
+                            hits[name] = min(hits.get(name, base | index), base | index)
+                            pending.remove((name, check))
+                parts = digests(after, state, parent_parts)
+                fp = fingerprint(canonical(cfg, after)) if symmetry else combine(parts)
+                batch_fp.append(fp)
+                batch.append((fp, base | index, after, parts))
+            if len(batch) >= BATCH:
+                flush()
+            if local & 255 == 255:
+                if self.tick:
+                    self.tick(local + 1, generated)
+                if deadline and time.monotonic() > deadline:
+                    timed_out = True
+                    break
+        flush()
+        self._new, self._new_digests = states, parts_list
+        return Candidates(
+            np.array(fps, dtype=np.uint64),
+            np.array(keys, dtype=np.int64),
+            generated,
+            hits,
+            timed_out,
+        )
+
+    def keep(self, chosen: np.ndarray) -> None:
+        """Keep the chosen candidates (indices, in next-level order) as the next frontier."""
+        self.frontier = [self._new[i] for i in chosen.tolist()]
+        self.frontier_digests = [self._new_digests[i] for i in chosen.tolist()]
+        self._new, self._new_digests = [], []
+
+    def place(self, positions: np.ndarray) -> None:
+        self.positions = positions.astype(np.int64)
+
+    def check(self, skip: set[str]) -> dict[str, tuple[int, str]]:
+        """Evaluate every `always` clause on the frontier: clause -> (global position, witness)
+        of the first state, in level order, that violates it."""
+        found: dict[str, tuple[int, str]] = {}
+        cfg = self.cfg
+        todo = [(n, c) for n, c in self.always if n not in skip]
+        for position, state in zip(self.positions.tolist(), self.frontier, strict=True):
+            for name, check in todo:
+                if name in found:
+                    continue
+                witness = check(cfg, state)
+                if witness is not None:
+                    found[name] = (position, str(witness))
+        return found
+
+    # --- rebalancing -------------------------------------------------------------------------
+
+    def give(self, count: int, from_end: bool) -> bytes:
+        """Hand over `count` frontier states (pickled), from the end or the start."""
+        if count <= 0:
+            return pickle.dumps(([], []), protocol=pickle.HIGHEST_PROTOCOL)
+        if from_end:
+            out = (self.frontier[-count:], self.frontier_digests[-count:])
+            self.frontier, self.frontier_digests = (
+                self.frontier[:-count],
+                self.frontier_digests[:-count],
+            )
+        else:
+            out = (self.frontier[:count], self.frontier_digests[:count])
+            self.frontier, self.frontier_digests = (
+                self.frontier[count:],
+                self.frontier_digests[count:],
+            )
+        return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def take(self, data: bytes, at_end: bool) -> None:
+        states, parts = pickle.loads(data)
+        if at_end:
+            self.frontier += states
+            self.frontier_digests += parts
+        else:
+            self.frontier = states + self.frontier
+            self.frontier_digests = parts + self.frontier_digests
+
+    def size(self) -> int:
+        return len(self.frontier)
