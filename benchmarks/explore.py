@@ -1,17 +1,22 @@
 """Explorer benchmark: per model, distinct and generated states, states/s, memory per state.
 
-    python benchmarks/explore.py [MODEL ...]        (default: the standard models)
+    python benchmarks/explore.py [--workers N] [--symmetry] [MODEL ...]   (default: standard models)
 
-Each model runs in its own process so peak memory (max RSS) is its own; bytes per distinct
-state is (peak RSS - RSS after start-up) / distinct states.
+Each model runs in its own process so peak memory (max RSS) is its own. Two memory figures:
+`B/state` retained is what the search keeps per distinct state for the rest of the run (the
+fingerprint store; parent links go to per-level files on disk), `RSS/state` is
+(peak RSS - RSS after start-up) / distinct states, which also counts the frontier and Python's
+allocator. With `--symmetry` each model also runs without the reduction and the factor is shown.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 STANDARD = [
     "models/kip966_small.toml",
@@ -28,35 +33,53 @@ cfg = load_model(sys.argv[1])
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 explorer = Explorer(cfg, properties.select(cfg.check.properties),
                     Limits(max_seconds=float(sys.argv[2])),
-                    stop_when_found=[n for n, _ in cfg.expect.violates])
+                    stop_when_found=[n for n, _ in cfg.expect.violates],
+                    workers=int(sys.argv[3]), symmetry=sys.argv[4] == "1")
 r = explorer.run()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"distinct": r.distinct_states, "generated": r.generated_states, "depth": r.depth,
                   "seconds": r.seconds, "complete": r.complete, "stop": r.stop_reason,
-                  "bytes_per_state": (peak - base) * 1024 / max(r.distinct_states, 1)}))
+                  "rss_per_state": (peak - base) * 1024 / max(r.distinct_states, 1),
+                  "retained_per_state": r.seen_bytes / max(r.distinct_states, 1),
+                  "links_on_disk": r.links_bytes, "cores": r.cores}))
 """
 
 
-def main(argv: list[str]) -> None:
-    models = argv or STANDARD
-    seconds = 600.0
-    print(
-        f"{'model':45} {'distinct':>11} {'generated':>12} {'depth':>5} {'secs':>8} "
-        f"{'states/s':>9} {'B/state':>8}  verdict"
+def run(model: str, seconds: float, workers: int, symmetry: bool) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, model, str(seconds), str(workers), "1" if symmetry else "0"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    for model in models:
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, model, str(seconds)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", default=STANDARD)
+    parser.add_argument("--workers", type=int, default=1, help="explorer processes (cores)")
+    parser.add_argument("--symmetry", action="store_true", help="also measure the reduction")
+    parser.add_argument("--seconds", type=float, default=1800.0, help="time limit per model")
+    args = parser.parse_args(argv)
+    print(
+        f"{'model':40} {'distinct':>11} {'generated':>12} {'depth':>5} {'secs':>8} "
+        f"{'states/s':>9} {'B/state':>8} {'RSS/state':>9} {'cores':>5} {'reduction':>9}  verdict"
+    )
+    for model in args.models:
+        r: dict[str, Any] = run(model, args.seconds, args.workers, args.symmetry)
+        factor = "-"
+        if args.symmetry:
+            plain: dict[str, Any] = run(model, args.seconds, args.workers, False)
+            factor = f"{plain['distinct'] / r['distinct']:.2f}x"
         rate = r["distinct"] / r["seconds"] if r["seconds"] else 0
         print(
-            f"{Path(model).stem:45} {r['distinct']:>11,} {r['generated']:>12,} {r['depth']:>5} "
-            f"{r['seconds']:>8.1f} {rate:>9,.0f} {r['bytes_per_state']:>8,.0f}  "
-            f"{'complete' if r['complete'] else r['stop']}"
+            f"{Path(model).stem:40} {r['distinct']:>11,} {r['generated']:>12,} {r['depth']:>5} "
+            f"{r['seconds']:>8.1f} {rate:>9,.0f} {r['retained_per_state']:>8.1f} "
+            f"{r['rss_per_state']:>9,.0f} {r['cores']:>5} {factor:>9}  "
+            f"{'complete' if r['complete'] else r['stop']}",
+            flush=True,
         )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rich.console import Console
+from rich.markup import escape
 
 import properties as registry
 from kafkarep.engines.explorer import (
@@ -57,7 +58,29 @@ def explore(
     return explorer.run()
 
 
-ENGINES: dict[str, Engine] = {"explorer": explore}
+def _lazy(module: str, attribute: str = "explore") -> Engine:
+    """An engine whose module (and its heavy imports: pyspark, hypothesis) loads on first use."""
+
+    def run(
+        cfg: ModelConfig, options: RunOptions, progress: Callable[[Progress], None] | None
+    ) -> Exploration:
+        import importlib
+
+        engine: Engine = getattr(importlib.import_module(module), attribute)
+        return engine(cfg, options, progress)
+
+    return run
+
+
+ENGINES: dict[str, Engine] = {
+    "explorer": explore,
+    "spark": _lazy("kafkarep.engines.spark"),
+    "hypothesis": _lazy("kafkarep.engines.hypothesis_machine"),
+}
+
+
+# Engines that sample histories instead of exhausting them (report.problems judges them so).
+SAMPLING = frozenset({"hypothesis"})
 
 
 def model_slug(cfg: ModelConfig) -> str:
@@ -66,7 +89,14 @@ def model_slug(cfg: ModelConfig) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(parts[-2:])) or cfg.name
 
 
-def run_model(cfg: ModelConfig, options: RunOptions, console: Console, err: Console) -> ModelReport:
+def run_model(
+    cfg: ModelConfig,
+    options: RunOptions,
+    console: Console,
+    err: Console,
+    progress: Callable[[Progress], None] | None = None,
+) -> ModelReport:
+    """Run, write traces, judge, print the verdict; `progress` replaces the progress lines."""
     engine = ENGINES[options.engine]
 
     def show(p: Progress) -> None:
@@ -80,11 +110,12 @@ def run_model(cfg: ModelConfig, options: RunOptions, console: Console, err: Cons
             highlight=False,
         )
 
-    exploration = engine(cfg, options, show)
+    exploration = engine(cfg, options, progress or show)
     chosen = registry.select(cfg.check.properties)
     trace_files = write_traces(cfg, options, exploration, console)
     results = clause_results(chosen, exploration, trace_files)
-    report = ModelReport(cfg, options.engine, exploration, results, problems(cfg, exploration), {})
+    judged = problems(cfg, exploration, sampled=options.engine in SAMPLING)
+    report = ModelReport(cfg, options.engine, exploration, results, judged, {})
     verdict(report, console)
     return report
 
@@ -159,5 +190,9 @@ def verdict(report: ModelReport, console: Console) -> None:
         console.print(f"  reached: {', '.join(reached)}", highlight=False)
     if missing:
         console.print(f"  never reached: {', '.join(missing)}", highlight=False)
+    for name, value in e.details:
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+        console.print(f"  {name}: {value}", highlight=False)
     for problem in report.problems:
-        console.print(f"  [red]x[/red] {problem}", highlight=False)
+        console.print(f"  [red]x[/red] {escape(problem)}", highlight=False)

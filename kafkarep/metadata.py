@@ -161,6 +161,8 @@ class RuleOptions(NamedTuple):
     `unclean_shutdown_detection`: "incarnation" (Kafka snapshot: every new incarnation is unclean)
         or "previous-epoch" (KIP-966 design: clean when the broker presents its last epoch).
     `disabled_guards`: named guards switched off, to seed bugs (models/mutations/).
+    `controller`: "kraft", or "zookeeper" for the ZooKeeper-era controller's elections (seed 001,
+        `kafkarep.zookeeper.events`) in place of the KRaft rules' broker events and elections.
     """
 
     elr_enabled: bool = False
@@ -171,6 +173,7 @@ class RuleOptions(NamedTuple):
     reassignment_completion: str = "kafka"
     unclean_shutdown_detection: str = "incarnation"
     disabled_guards: frozenset[str] = EMPTY  # type: ignore[assignment]
+    controller: str = "kraft"
 
     def guard_on(self, name: str) -> bool:
         return name not in self.disabled_guards

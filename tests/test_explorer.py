@@ -58,7 +58,12 @@ def test_flipped_expectation_exits_1(tmp_path: Path) -> None:
     )
     summary = tmp_path / "s.json"
     assert (
-        main(["check", "--quiet", "--reports", str(tmp_path), "--json", str(summary), str(flipped)])
+        main(
+            [
+                *("check", "--quiet", "--max-depth", "8", "--reports", str(tmp_path)),
+                *("--json", str(summary), str(flipped)),
+            ]
+        )
         == 1
     )
     report = json.loads(summary.read_text())["models"][0]

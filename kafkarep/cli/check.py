@@ -58,12 +58,30 @@ def add_parser(commands: Any) -> None:
         help="explorer worker processes (default: every core; 1: in-process)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines or trace tables")
+    spark = parser.add_argument_group("spark engine")
+    spark.add_argument("--master", default=None, metavar="URL", help="Spark master (local[*])")
+    spark.add_argument("--partitions", type=int, default=None, metavar="N")
+    spark.add_argument("--workdir", type=Path, default=None, metavar="DIR")
+    spark.add_argument("--resume", action="store_true", help="resume from --workdir")
+    hypothesis = parser.add_argument_group("hypothesis engine")
+    hypothesis.add_argument("--examples", type=int, default=None, metavar="N")
+    hypothesis.add_argument("--steps", type=int, default=None, metavar="N")
+    hypothesis.add_argument("--seed", type=int, default=None, metavar="S")
     parser.add_argument(
         "--list-guards",
         action="store_true",
         help="list the guards a model can switch off, and exit",
     )
     parser.set_defaults(run=run)
+
+
+ENGINE_FLAGS = ("master", "partitions", "workdir", "resume", "examples", "steps", "seed")
+
+
+def engine_args(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:
+    """The engine-specific flags that were given, for the engine to read from RunOptions."""
+    given = ((name, getattr(args, name)) for name in ENGINE_FLAGS)
+    return tuple((name, value) for name, value in given if value not in (None, False))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
         (args.max_states, "--max-states"),
         (args.max_depth, "--max-depth"),
         (args.workers, "--workers"),
+        (args.partitions, "--partitions"),
+        (args.examples, "--examples"),
+        (args.steps, "--steps"),
     )
     for value, flag in checks:
         if value is not None and value < 0:
@@ -114,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             reports=args.reports,
             quiet=args.quiet,
             workers=args.workers,
+            engine_args=engine_args(args),
         )
         try:
             reports.append(run_model(cfg, options, console, err))

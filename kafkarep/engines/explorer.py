@@ -78,6 +78,9 @@ class Exploration(NamedTuple):
     collision_probability: float = 0.0
     seen_bytes: int = 0
     links_bytes: int = 0
+    # Engine-specific figures, (name, value) with JSON values, for the summary and the verdict:
+    # a sampling engine's seed and rerun command, action frequencies.
+    details: tuple[tuple[str, Any], ...] = ()
 
 
 def default_workers() -> int:

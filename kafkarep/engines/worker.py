@@ -119,10 +119,12 @@ class Worker:
             for index, (action, after) in enumerate(successors(cfg, state)):
                 generated += 1
                 if pending:
-                    for name, check in list(pending):
-                        if check(cfg, state, action, after):
-                            hits[name] = min(hits.get(name, base | index), base | index)
-                            pending.remove((name, check))
+                    reached_now = [
+                        (name, check) for name, check in pending if check(cfg, state, action, after)
+                    ]
+                    for name, check in reached_now:
+                        hits[name] = min(hits.get(name, base | index), base | index)
+                        pending.remove((name, check))
                 parts = digests(after, state, parent_parts)
                 fp = fingerprint(canonical(cfg, after)) if symmetry else combine(parts)
                 batch_fp.append(fp)

@@ -54,6 +54,15 @@ class ModelConfig(NamedTuple):
     expect: Expectation
     metadata_version: str = "4.0"
     pending_isr_on_metadata: str = "keep-newer"
+    # Engine sections ([hypothesis], [prove], [plan], ...) as (section, key, value), sorted;
+    # each engine validates and reads its own with `setting`.
+    engine_settings: tuple[tuple[str, str, Any], ...] = ()
+
+    def setting(self, section: str, key: str, default: Any = None) -> Any:
+        for s, k, value in self.engine_settings:
+            if s == section and k == key:
+                return value
+        return default
 
     @property
     def records(self) -> int:
@@ -79,12 +88,19 @@ SECTIONS = {
         "unclean_shutdown_detection",
         "disable_guards",
         "pending_isr_on_metadata",
+        "controller",
     },
     "faults": set(Budget._fields) - {"records"},
     "reassignment": {"targets"},
     "check": {"engine", "symmetry", "max_states", "max_depth", "max_seconds", "properties"},
     "expect": {"result", "distinct_states", "violates", "reached"},
+    # Settings of one engine or extension, read by it (see ModelConfig.setting).
+    "hypothesis": {"examples", "steps", "seed", "swarm", "profile"},
+    "prove": {"depth", "timeout", "brokers", "properties"},
+    "plan": {"target", "parallel_replicas", "parallel_partitions", "leader_movements"},
+    "suite": {"slow"},  # `kafkarep suite`: slow = true skips the model unless --slow
 }
+ENGINE_SECTIONS = ("hypothesis", "prove", "plan", "suite")
 
 
 def load_model(path: str | Path) -> ModelConfig:
@@ -165,6 +181,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
             use_last_known_leader=_bool(rules, "rules", "use_last_known_leader", True),
             unclean_shutdown_detection=detection,
             disabled_guards=frozenset(disabled),
+            controller=_controller(rules, elr),
         )
     except ValueError as error:
         raise ModelError(f"[rules] {error}") from None
@@ -177,6 +194,10 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         **{name: _int(faults, "faults", name, 0, low=0, high=9) for name in SECTIONS["faults"]},
     )
     targets = _targets(raw.get("reassignment", {}), broker_ids)
+    if "plan" in raw:
+        from kafkarep.model.actions.plan import check_settings
+
+        check_settings(raw["plan"], broker_ids)
     if budget.reassignments and not targets:
         raise ModelError("[faults] reassignments > 0 needs [reassignment] targets")
 
@@ -197,6 +218,33 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         expect=_expect(raw.get("expect", {})),
         metadata_version=version,
         pending_isr_on_metadata=pending,
+        engine_settings=_engine_settings(raw),
+    )
+
+
+def _controller(rules: dict[str, Any], elr: bool) -> str:
+    controller = rules.get("controller", "kraft")
+    if controller not in ("kraft", "zookeeper"):
+        raise ModelError('[rules] controller must be "kraft" or "zookeeper"')
+    if controller == "zookeeper" and elr:
+        raise ModelError('[rules] elr = true needs controller = "kraft" (KIP-966 is KRaft\'s)')
+    return str(controller)
+
+
+def _engine_settings(raw: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
+    def frozen(value: Any) -> Any:
+        if isinstance(value, list):
+            return tuple(frozen(v) for v in value)
+        if isinstance(value, dict):
+            return tuple(sorted((k, frozen(v)) for k, v in value.items()))
+        return value
+
+    return tuple(
+        sorted(
+            (section, key, frozen(value))
+            for section in ENGINE_SECTIONS
+            for key, value in raw.get(section, {}).items()
+        )
     )
 
 

@@ -16,6 +16,7 @@ from kafkarep.metadata import ClusterMetadata
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import Broker, ClusterState
 from kafkarep.rules import Changed, Outcome, Rejected
+from kafkarep.zookeeper import events as zk
 
 
 def metadata(state: ClusterState, cfg: ModelConfig) -> ClusterMetadata:
@@ -26,13 +27,28 @@ def _cached(rule: Callable[[ClusterMetadata, Any], Outcome]) -> Callable[..., Ou
     return lru_cache(maxsize=1 << 16)(rule)
 
 
+def _by_controller(
+    kraft: Callable[[ClusterMetadata, Any], Outcome],
+    zookeeper: Callable[[ClusterMetadata, Any], Outcome],
+) -> Callable[[ClusterMetadata, Any], Outcome]:
+    """The KRaft rule, or the ZooKeeper-era controller's (seed 001) when the model says
+    `[rules] controller = "zookeeper"`."""
+
+    def rule(metadata: ClusterMetadata, request: Any) -> Outcome:
+        if metadata.options.controller == "zookeeper":
+            return zookeeper(metadata, request)
+        return kraft(metadata, request)
+
+    return rule
+
+
 alter_partition = _cached(rules.alter_partition)
 alter_reassignment = _cached(rules.alter_reassignment)
-elect_leaders = _cached(rules.elect_leaders)
-fence_broker = _cached(rules.fence_broker)
-unfence_broker = _cached(rules.unfence_broker)
-controlled_shutdown = _cached(rules.controlled_shutdown)
-register_broker = _cached(rules.register_broker)
+elect_leaders = _cached(_by_controller(rules.elect_leaders, zk.elect_leaders))
+fence_broker = _cached(_by_controller(rules.fence_broker, zk.fence_broker))
+unfence_broker = _cached(_by_controller(rules.unfence_broker, zk.unfence_broker))
+controlled_shutdown = _cached(_by_controller(rules.controlled_shutdown, zk.controlled_shutdown))
+register_broker = _cached(_by_controller(rules.register_broker, zk.register_broker))
 
 
 def commit(state: ClusterState, outcome: Outcome) -> ClusterState:

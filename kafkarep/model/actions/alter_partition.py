@@ -224,9 +224,22 @@ def response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             yield Action("alter_partition_response", broker_id)
 
 
+# Errors after which the controller says the request was not applied and the partition epoch is
+# current: the leader goes back to its last committed state (Partition.handleAlterPartitionError).
+ROLL_BACK = frozenset({Error.INELIGIBLE_REPLICA, Error.OPERATION_NOT_ATTEMPTED})
+# Errors the leader cannot fix by itself: it stays pending until newer metadata replaces the
+# proposal ("awaiting the latest metadata"): FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
+# INVALID_REQUEST, NEW_LEADER_ELECTED. Kafka retries the rest (STALE_BROKER_EPOCH, NOT_CONTROLLER),
+# which this model's single controller only sends to a process that has since restarted, whose
+# connection is gone (see `handle`); so every other error also waits for metadata here.
+
+
 def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """Commit the accepted ISR, or roll back to the last committed one (§2.9.2). A response to a
-    proposal the leader has since dropped (after newer metadata) is ignored, as Kafka does."""
+    """The leader handles the controller's answer as Kafka's Partition does (§2.9.2): commit an
+    accepted ISR of its own leader epoch and a partition epoch not older than its own; roll back
+    on INELIGIBLE_REPLICA or OPERATION_NOT_ATTEMPTED; otherwise keep the proposal pending (its
+    Maximal ISR still bounds the HWM) until newer metadata replaces it. A response to a proposal
+    the leader has since dropped is ignored."""
     broker = state.broker(action.actor)
     answer = broker.ap_response
     assert answer is not None
@@ -236,14 +249,13 @@ def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSt
         return state.with_broker(action.actor, broker)
     view = replica.view
     assert view is not None
-    accepted = (
-        answer.error == Error.NONE
-        and answer.leader_epoch == view.leader_epoch
-        and answer.partition_epoch >= view.partition_epoch
-    )
-    if not accepted:
+    if answer.error in ROLL_BACK:
         replica = replica._replace(maximal_isr=view.isr, pending=None)
         return state.with_broker(action.actor, broker._replace(replica=replica))
+    if answer.error != Error.NONE:
+        return state.with_broker(action.actor, broker)
+    if answer.leader_epoch != view.leader_epoch or answer.partition_epoch < view.partition_epoch:
+        return state.with_broker(action.actor, broker)  # stale: ignored, still pending
     view = view._replace(
         isr=answer.isr,
         partition_epoch=answer.partition_epoch,

@@ -1,0 +1,367 @@
+"""`kafkarep suite [DIR_OR_MODEL...]`: run every model and judge each against its [expect].
+
+Models come from the directories given (recursively, default `models/`) and the files named.
+Each runs in this process with its own engine (or --engine), with a progress display, then a
+summary table, the JSON summary, JUnit XML and the HTML report with trace pictures. A model
+marked `[suite] slow = true` is skipped unless --slow is given or its file is named; --exclude
+GLOB skips models by file name or path. Exit code, the most severe of: 0 every expectation met,
+1 an expectation not met, 2 bad input or a model whose engine is not available, 3 an internal
+error while running a model (the suite goes on with the next model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kafkarep.checking import ENGINES, RunOptions, run_model
+from kafkarep.cli.errors import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK, UsageError
+from kafkarep.engines.explorer import Limits
+from kafkarep.engines.explorer import Progress as Step
+from kafkarep.html_report import write_html
+from kafkarep.junit import write_junit
+from kafkarep.model.config import ModelConfig, ModelError, load_model
+from kafkarep.suite import (
+    ERROR,
+    MET,
+    NOT_MET,
+    SKIPPED,
+    UNAVAILABLE,
+    Entry,
+    counterexamples,
+    is_slow,
+    read_baseline,
+    seconds_change,
+    select,
+    signed,
+    states_change,
+    suite_document,
+    summary_row,
+    write_document,
+)
+
+SEVERITY = {MET: OK, SKIPPED: OK, NOT_MET: EXPECTATION_NOT_MET, UNAVAILABLE: BAD_INPUT}
+LINE_EVERY = 10.0  # seconds between progress lines when the output is not a terminal
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "suite",
+        help="run every model of a directory and judge each against its [expect]",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "targets",
+        nargs="*",
+        type=Path,
+        metavar="DIR_OR_MODEL",
+        help="model directories (searched recursively) and model files (default: models/)",
+    )
+    parser.add_argument(
+        "--engine", default=None, help=f"engine for every model: {', '.join(ENGINES)}"
+    )
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        default=Path("reports"),
+        metavar="DIR",
+        help="where traces and the default outputs go (default reports/)",
+    )
+    parser.add_argument(
+        "--junit",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="JUnit XML (default REPORTS/junit.xml)",
+    )
+    parser.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="HTML report directory (default REPORTS/html)",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="summary JSON (default REPORTS/suite.json)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a previous run's summary JSON: print the change in distinct states and seconds",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip models whose file name or path tail matches (repeatable): 'kip966_shipped*', "
+        "'mutations/*'",
+    )
+    parser.add_argument(
+        "--slow", action="store_true", help="also run models marked [suite] slow = true"
+    )
+    parser.add_argument("--max-states", type=int, default=None, metavar="N")
+    parser.add_argument("--max-depth", type=int, default=None, metavar="N")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="per model; a model cut short cannot be said to hold (not met)",
+    )
+    parser.add_argument(
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="broker-id symmetry reduction (default: each model's)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="explorer worker processes (default: every core; 1: in-process)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for value, flag in (
+        (args.max_states, "--max-states"),
+        (args.max_depth, "--max-depth"),
+        (args.max_seconds, "--max-seconds"),
+        (args.workers, "--workers"),
+    ):
+        if value is not None and value < 0:
+            raise UsageError(f"{flag} must be >= 0")
+    if args.engine is not None and args.engine not in ENGINES:
+        raise UsageError(f"unknown engine {args.engine!r}; one of {', '.join(ENGINES)}")
+    try:
+        baseline = read_baseline(args.baseline) if args.baseline else None
+        plan = _plan(args)
+    except ModelError as error:
+        raise UsageError(str(error)) from None
+    if not any(cfg is not None for _, cfg, _ in plan):
+        raise UsageError(
+            f"nothing to run: all {len(plan)} model(s) skipped ({plan[0][2] if plan else ''})"
+        )
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    err = Console(stderr=True, width=160)
+    entries: list[Entry] = []
+    start = time.monotonic()
+    code, written = OK, ""
+    try:
+        _run_all(args, plan, console, err, entries)
+    finally:  # what ran is reported, even when interrupted
+        if entries:
+            code = max(SEVERITY.get(e.outcome, INTERNAL_ERROR) for e in entries)
+            written = _outputs(args, entries, code, baseline, time.monotonic() - start)
+    _summary(entries, baseline, console)
+    console.print(written, highlight=False)
+    return code
+
+
+Plan = list[tuple[Path, ModelConfig | None, str]]  # (file, config to run or None, why not)
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    plan: Plan = []
+    for selected in select(args.targets or [Path("models")], args.exclude):
+        if selected.excluded_by is not None:
+            plan.append((selected.path, None, f"excluded by --exclude {selected.excluded_by}"))
+            continue
+        cfg = load_model(selected.path)
+        if is_slow(cfg) and not selected.named and not args.slow:
+            plan.append(
+                (selected.path, None, "slow ([suite] slow = true): run with --slow or name it")
+            )
+            continue
+        plan.append((selected.path, cfg, ""))
+    return plan
+
+
+def _limits(args: argparse.Namespace, cfg: ModelConfig) -> Limits | None:
+    if all(v is None for v in (args.max_states, args.max_depth, args.max_seconds)):
+        return None
+    return Limits(
+        args.max_states if args.max_states is not None else cfg.check.max_states,
+        args.max_depth if args.max_depth is not None else cfg.check.max_depth,
+        args.max_seconds if args.max_seconds is not None else cfg.check.max_seconds,
+    )
+
+
+def _run_all(
+    args: argparse.Namespace, plan: Plan, console: Console, err: Console, entries: list[Entry]
+) -> None:
+    """Run the plan, appending each model's entry as it finishes."""
+    runnable = [(path, cfg) for path, cfg, _ in plan if cfg is not None]
+    console.print(
+        f"suite: {len(plan)} model(s), {len(runnable)} to run, {len(plan) - len(runnable)} skipped",
+        highlight=False,
+    )
+    live = console.is_terminal and not args.quiet
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not live,
+    )
+    tasks: dict[Path, TaskID] = {}
+    with progress:
+        for path, cfg in runnable:
+            engine = args.engine or cfg.check.engine
+            tasks[path] = progress.add_task(
+                f"{escape(cfg.name)} [dim]({escape(engine)})[/dim]",
+                start=False,
+                total=None,
+                stats="waiting",
+            )
+        for path, maybe, why in plan:
+            if maybe is None:
+                entries.append(Entry(path, None, "-", SKIPPED, why))
+                continue
+            task = tasks[path]
+            progress.start_task(task)
+            entry = _run_one(args, path, maybe, console, err, progress, task, live)
+            entries.append(entry)
+            progress.update(task, stats=_verdict(entry.outcome), completed=1, total=1)
+            progress.stop_task(task)
+
+
+def _run_one(
+    args: argparse.Namespace,
+    path: Path,
+    cfg: ModelConfig,
+    console: Console,
+    err: Console,
+    progress: Progress,
+    task: TaskID,
+    live: bool,
+) -> Entry:
+    engine = args.engine or cfg.check.engine
+    if engine not in ENGINES:
+        note = f"engine {engine!r} is not available; available: {', '.join(ENGINES)}"
+        console.print(
+            f"{escape(cfg.name)}: [yellow]not run[/yellow]: {escape(note)}", highlight=False
+        )
+        return Entry(path, cfg, engine, UNAVAILABLE, note)
+    last = [0.0]
+
+    def show(p: Step) -> None:
+        rate = p.distinct / p.seconds if p.seconds > 0 else 0.0
+        stats = f"{p.distinct:,} distinct · depth {p.depth} · queue {p.queue:,} · {rate:,.0f}/s"
+        if live:
+            progress.update(task, stats=stats)
+        elif not args.quiet and (p.seconds - last[0] >= LINE_EVERY or p.done):
+            last[0] = p.seconds
+            err.print(f"  {cfg.name}: {stats}, {p.seconds:.0f}s", highlight=False)
+
+    options = RunOptions(
+        engine=engine,
+        limits=_limits(args, cfg),
+        symmetry=args.symmetry,
+        reports=args.reports,
+        quiet=True,  # the suite prints the tables of unexpected violations only
+        workers=args.workers,
+    )
+    started = time.monotonic()
+    try:
+        report = run_model(cfg, options, console, err, progress=show)
+        found = counterexamples(report)
+    except ImportError as error:
+        note = f"engine {engine!r} is not available: {error}"
+        console.print(
+            f"{escape(cfg.name)}: [yellow]not run[/yellow]: {escape(note)}", highlight=False
+        )
+        return Entry(path, cfg, engine, UNAVAILABLE, note, wall_seconds=time.monotonic() - started)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as error:
+        if os.environ.get("KAFKAREP_DEBUG"):
+            traceback.print_exc()
+        note = f"internal error: {error.__class__.__name__}: {error}"
+        console.print(
+            f"{escape(cfg.name)}: [red]{escape(note)}[/red] (KAFKAREP_DEBUG=1 for the traceback)"
+        )
+        return Entry(path, cfg, engine, ERROR, note, wall_seconds=time.monotonic() - started)
+    outcome = MET if report.expectations_met else NOT_MET
+    for cx in found:
+        if not cx.expected:
+            console.print(cx.text(), highlight=False, markup=False)
+    return Entry(path, cfg, engine, outcome, "", report, found, time.monotonic() - started)
+
+
+def _verdict(outcome: str) -> str:
+    colour = {MET: "green", NOT_MET: "red", SKIPPED: "dim", UNAVAILABLE: "yellow"}
+    label = {MET: "met", NOT_MET: "NOT MET"}.get(outcome, outcome)
+    return f"[{colour.get(outcome, 'red')}]{label}[/]"
+
+
+def _summary(
+    entries: list[Entry], baseline: dict[str, dict[str, Any]] | None, console: Console
+) -> None:
+    table = Table(title="suite summary", title_justify="left")
+    table.add_column("model", overflow="fold")
+    for column in ("engine", "verdict", "distinct states", "depth", "seconds"):
+        table.add_column(column, justify="right" if column in ("depth", "seconds") else "left")
+    table.add_column("vs pinned", justify="right")
+    if baseline is not None:
+        table.add_column("states vs baseline", justify="right")
+        table.add_column("seconds vs baseline", justify="right")
+    table.add_column("note", overflow="fold")
+    for entry in entries:
+        row = summary_row(entry, baseline)
+        cells = [
+            escape(row.model),
+            escape(row.engine),
+            _verdict(row.outcome),
+            f"{row.distinct:,}" if row.distinct is not None else "-",
+            str(row.depth) if row.depth is not None else "-",
+            f"{row.seconds:.1f}" if row.seconds is not None else "-",
+            signed(row.pinned_change),
+        ]
+        if baseline is not None:
+            ran = row.distinct is not None
+            cells += [
+                states_change(row.trend) if ran else "-",
+                seconds_change(row.trend) if ran else "-",
+            ]
+        cells.append(escape(row.note))
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _outputs(
+    args: argparse.Namespace,
+    entries: list[Entry],
+    code: int,
+    baseline: dict[str, dict[str, Any]] | None,
+    seconds: float,
+) -> str:
+    summary = args.json or args.reports / "suite.json"
+    junit = args.junit or args.reports / "junit.xml"
+    html = args.html or args.reports / "html"
+    write_document(summary, suite_document(entries, code, seconds))
+    write_junit(junit, entries)
+    page = write_html(html, entries, code, baseline, seconds)
+    return f"summary: {summary}  junit: {junit}  html: {page}"
