@@ -117,3 +117,39 @@ def test_fingerprints_are_stable_across_processes() -> None:
     assert len(outputs) == 1
     values = next(iter(outputs)).strip().split(",")
     assert len(values) > 50 and all(0 <= int(v) < 2**64 for v in values)
+
+
+def test_symmetry_keeps_verdicts_and_depths_with_fewer_states(tmp_path: Path) -> None:
+    """Brokers 4 and 5 hold no role in this model, so they are interchangeable: the reduced
+    search finds the same violations at the same depths in fewer states."""
+    model = tmp_path / "lrs5.toml"
+    text = LRS.read_text().replace("brokers = 3", "brokers = 5")
+    model.write_text("\n".join(line for line in text.splitlines() if "distinct_states" not in line))
+    cfg = load_model(model)
+    runs = [
+        Explorer(cfg, properties.ALL, Limits(max_depth=5), symmetry=symmetry).run()
+        for symmetry in (False, True)
+    ]
+    plain, reduced = runs
+    assert {n: d.depth for n, d in plain.violations.items()} == {
+        n: d.depth for n, d in reduced.violations.items()
+    }
+    assert "leader_candidate_completeness.isr" in reduced.violations
+    assert reduced.distinct_states < plain.distinct_states
+
+
+def test_worker_processes_give_the_single_process_counts_and_traces() -> None:
+    cfg = load_model(ROOT / "models" / "mutations" / "isr_join_fetch_offset_at_leso.toml")
+    stop = [name for name, _ in cfg.expect.violates]
+    runs = [
+        Explorer(cfg, properties.ALL, stop_when_found=stop, workers=workers).run()
+        for workers in (1, 2)
+    ]
+    one, two = runs
+    assert two.cores == 2 and one.cores == 1
+    assert (one.distinct_states, one.generated_states, one.depth) == (
+        two.distinct_states,
+        two.generated_states,
+        two.depth,
+    )
+    assert one.violations == two.violations and one.reached == two.reached

@@ -81,7 +81,7 @@ ENGINE_FLAGS = ("master", "partitions", "workdir", "resume", "examples", "steps"
 def engine_args(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:
     """The engine-specific flags that were given, for the engine to read from RunOptions."""
     given = ((name, getattr(args, name)) for name in ENGINE_FLAGS)
-    return tuple((name, value) for name, value in given if value not in (None, False))
+    return tuple((n, v) for n, v in given if v is not None and v is not False)  # 0 is a value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ import properties as registry
 from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.itf import TraceFileError, read_trace, to_itf
 from kafkarep.model.config import ModelError, load_model
+from kafkarep.model.initial import with_initial
 from kafkarep.trace import ReplayError, render, replay_path
 
 
@@ -49,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_model(model_path)
     except ModelError as error:
         raise UsageError(f"{error} (give the model with --model)") from None
+    try:
+        cfg = with_initial(cfg, meta.get("initial"))  # a trace from another initial state
+    except (KeyError, TypeError, ValueError):
+        raise UsageError(f"{args.trace}: malformed initial state in the metadata") from None
     clause = str(meta["property"])
     check = _clause(clause)
     if check is None:

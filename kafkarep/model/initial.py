@@ -10,6 +10,8 @@ configuration).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkarep.metadata import BrokerRegistration, BrokerRegistry, PartitionRegistration
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import (
@@ -65,3 +67,16 @@ def _replica(cfg: ModelConfig, partition: PartitionRegistration, broker_id: int)
         )
     role = Role.FOLLOWER if partition.leader > 0 else Role.NONE
     return Replica(role=role, view=partition, maximal_isr=partition.isr)
+
+
+def with_initial(cfg: ModelConfig, initial: dict[str, Any] | None) -> ModelConfig:
+    """The model started from another initial ISR, leader and fenced set of its shape, as a
+    trace found from that state records it (`initial` in a trace's metadata, written by
+    `kafkarep prove`, whose bounded model checking starts from every initial state)."""
+    if not initial:
+        return cfg
+    return cfg._replace(
+        isr=frozenset(int(b) for b in initial["isr"]),
+        leader=int(initial["leader"]),
+        fenced=frozenset(int(b) for b in initial["fenced"]),
+    )

@@ -1,0 +1,244 @@
+"""`kafkarep prove MODEL... [--property P] [--depth K] [--json FILE]`: prove the properties by
+induction with Z3, or find a violation by bounded model checking.
+
+Per property: `proved` (method induction), `violated` (a trace the concrete rules replay:
+`kafkarep replay` confirms it), or `unknown` (an obligation failed or timed out, named; BMC found
+nothing within the depth). Exit 0 when every model meets its [expect] (holds: every property
+proved; violates: each named property violated), 1 when one does not, 2 for bad input, 3 for an
+internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from kafkarep.checking import model_slug
+from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.model.config import ModelConfig, ModelError, load_model
+from kafkarep.symbolic.properties import SUPPORTED
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "prove",
+        help="prove properties by induction (Z3), or find violations by bounded model checking",
+        description=__doc__,
+    )
+    parser.add_argument("models", nargs="+", type=Path, metavar="MODEL", help="model files (TOML)")
+    parser.add_argument(
+        "--property",
+        action="append",
+        default=None,
+        metavar="P",
+        help="a property to prove (repeatable; default: the model's; one of "
+        + ", ".join(SUPPORTED)
+        + ")",
+    )
+    parser.add_argument(
+        "--depth", type=int, default=None, metavar="K", help="BMC depth (default [prove] depth, 12)"
+    )
+    parser.add_argument(
+        "--brokers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the model's shape with N brokers (default [prove] brokers, else the model's)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds per induction obligation, and for the BMC query "
+        "(default [prove] timeout, 120)",
+    )
+    parser.add_argument(
+        "--every-initial",
+        action="store_true",
+        help="bounded model checking from every initial state of the model's shape "
+        "(default: from the model's initial state)",
+    )
+    parser.add_argument("--no-induction", action="store_true", help="bounded model checking only")
+    parser.add_argument(
+        "--all-obligations",
+        action="store_true",
+        help="check every obligation of a property (default: stop at the first not discharged)",
+    )
+    parser.add_argument("--no-bmc", action="store_true", help="induction only")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="summary JSON (default reports/prove.json)",
+    )
+    parser.add_argument(
+        "--reports", type=Path, default=Path("reports"), metavar="DIR", help="where traces go"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no trace tables")
+    parser.set_defaults(run=run)
+
+
+def with_brokers(cfg: ModelConfig, n: int) -> ModelConfig:
+    """The model's shape with n brokers: if every broker was a replica, every broker still is."""
+    if n < 1 or n > 8:
+        raise UsageError("--brokers must be between 1 and 8")
+    if any(b > n for b in (*cfg.replicas, *cfg.isr, *cfg.fenced, cfg.leader)):
+        raise UsageError(f"{cfg.path}: --brokers {n} leaves out a broker the model names")
+    replicas = cfg.replicas
+    if set(replicas) == set(cfg.broker_ids):
+        replicas = replicas + tuple(range(len(cfg.broker_ids) + 1, n + 1))
+    return cfg._replace(broker_ids=tuple(range(1, n + 1)), replicas=replicas)
+
+
+def _setting(cfg: ModelConfig, key: str, given: Any, default: Any) -> Any:
+    return given if given is not None else cfg.setting("prove", key, default)
+
+
+def selected(cfg: ModelConfig, given: list[str] | None) -> list[str]:
+    names = given or cfg.setting("prove", "properties") or cfg.check.properties or SUPPORTED
+    out: list[str] = []
+    for name in names:
+        prop = str(name).split(".")[0]
+        if prop not in SUPPORTED:
+            raise UsageError(
+                f"{cfg.path}: prove supports the properties {', '.join(SUPPORTED)}, not {name!r}"
+            )
+        if prop not in out:
+            out.append(prop)
+    return out
+
+
+def judge(cfg: ModelConfig, results: list[Any]) -> list[str]:
+    """Why the results do not meet the model's expectations (empty when they do)."""
+    by_property = {r.property: r for r in results}
+    problems = []
+    if cfg.expect.result == "holds":
+        for r in results:
+            if r.status != "proved":
+                problems.append(f"{r.property} is expected to hold but is {r.status}")
+    elif cfg.expect.result == "violates":
+        for name, _ in cfg.expect.violates:
+            prop = name.split(".")[0]
+            r = by_property.get(prop)
+            if r is None:
+                if prop not in SUPPORTED:
+                    problems.append(f"{name} is expected to be violated; prove cannot check it")
+                continue  # not among the properties asked for
+            if r.status != "violated":
+                problems.append(f"{name} is expected to be violated but is {r.status}")
+    return problems
+
+
+def run(args: argparse.Namespace) -> int:
+    from kafkarep.symbolic.encoding import AbstractionError
+    from kafkarep.symbolic.prove import Settings, prove_property, prover_for
+
+    console = Console(width=160)
+    for value, flag in ((args.depth, "--depth"), (args.timeout, "--timeout")):
+        if value is not None and value <= 0:
+            raise UsageError(f"{flag} must be positive")
+    if args.no_induction and args.no_bmc:
+        raise UsageError("--no-induction and --no-bmc leave nothing to do")
+    try:
+        configs = [load_model(path) for path in args.models]
+    except ModelError as error:
+        raise UsageError(str(error)) from None
+    summary: list[dict[str, Any]] = []
+    out = args.json or args.reports / "prove.json"
+    met_all = True
+    for cfg in configs:
+        brokers = _setting(cfg, "brokers", args.brokers, None)
+        if brokers is not None:
+            cfg = with_brokers(cfg, int(brokers))
+        props = selected(cfg, args.property)
+        settings = Settings(
+            depth=int(_setting(cfg, "depth", args.depth, 12)),
+            timeout=float(_setting(cfg, "timeout", args.timeout, 120.0)),
+            induction=not args.no_induction,
+            bmc=not args.no_bmc,
+            every_initial=args.every_initial,
+            stop_at_failure=not args.all_obligations,
+            reports=args.reports,
+        )
+        folder = args.reports / "traces" / (model_slug(cfg) + ".prove")
+        console.print(f"[bold]{cfg.path}[/bold] ({len(cfg.broker_ids)} brokers)", highlight=False)
+        try:
+            prover = prover_for(cfg, settings.timeout) if settings.induction else None
+        except AbstractionError as error:
+            raise UsageError(f"{cfg.path}: {error}") from None
+        results = []
+        for prop in props:
+            result = prove_property(
+                cfg,
+                prop,
+                settings,
+                prover,
+                folder,
+                lambda m: console.print("  " + m, highlight=False),
+            )
+            results.append(result)
+            show(console, cfg, result, folder, args.quiet)
+        problems = judge(cfg, results)
+        met = not problems
+        met_all &= met
+        verdict = "[green]expectations met[/green]" if met else "[red]EXPECTATIONS NOT MET[/red]"
+        console.print(f"{cfg.name}: {verdict}")
+        for problem in problems:
+            console.print(f"  [red]x[/red] {problem}", highlight=False)
+        summary.append(
+            {
+                "model": cfg.path,
+                "brokers": len(cfg.broker_ids),
+                "expectations_met": met,
+                "problems": problems,
+                "results": [r.to_json() for r in results],
+            }
+        )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"models": summary}, indent=1) + "\n")
+    console.print(f"summary: {out}", highlight=False)
+    return OK if met_all else EXPECTATION_NOT_MET
+
+
+def show(console: Console, cfg: ModelConfig, result: Any, folder: Path, quiet: bool) -> None:
+    from kafkarep.symbolic.report import counterexample_to_induction
+    from kafkarep.trace import render
+
+    r = result
+    done = sum(o.status == "proved" for o in r.obligations)
+    if r.status == "proved":
+        console.print(
+            f"  {r.property}: [green]proved[/green] by induction: {done} obligations, "
+            f"{r.seconds:.1f}s",
+            highlight=False,
+        )
+        return
+    if r.status == "violated":
+        start = f" from initial state {r.initial}" if r.initial else ""
+        console.print(
+            f"  {r.property}: [red]violated[/red] ({r.clause}) at depth {r.depth}{start}, "
+            f"found by bounded model checking, {r.seconds:.1f}s: {r.witness}",
+            highlight=False,
+        )
+        if not quiet and r.trace is not None:
+            render(r.trace, f"{r.clause} on {cfg.path}", r.witness, console)
+        console.print(f"    reproduce: kafkarep replay {r.trace_file}", highlight=False)
+    else:
+        console.print(
+            f"  {r.property}: [yellow]unknown[/yellow] ({r.method}, {r.seconds:.1f}s): {r.note}",
+            highlight=False,
+        )
+    for o in r.failed:
+        console.print(
+            f"    not discharged: {o.invariant} under {o.action}: {o.status} ({o.seconds:.2f}s)",
+            highlight=False,
+        )
+    first = next((o for o in r.failed if o.cti is not None), None)
+    if first is not None and not quiet:
+        counterexample_to_induction(cfg, first, folder, console)

@@ -1,0 +1,526 @@
+"""The Spark engine: the explorer's breadth-first search, level by level on Apache Spark.
+
+`kafkarep check MODEL --engine spark [--master URL] [--partitions N] [--workdir DIR] [--resume]`
+
+The states of a level and the seen set are split over N partitions by fingerprint. The executors
+expand the states with the model's own `successors`, evaluate the same property clauses and keep
+the fingerprints not seen before, each with its smallest key (parent position, action index),
+which is the local explorer's choice among duplicate successors (`spark_tasks` has the stages of
+a level). The driver sorts each level's keys into the level's parent links, so the distinct
+count, the depth, the verdicts and the shortest counterexamples are the local engine's, and the
+traces are rebuilt from the links on the driver.
+
+Masters: embedded `local[*]` by default; `local-cluster[...]`, `spark://host:7077` or any other
+master URL otherwise (the engine ships its own code to the executors). `local[N]` runs with four
+attempts per task (`local[N,4]`), as a cluster does, so a failed task is retried there too.
+
+The work dir (`--workdir`, else a temporary one) holds the parent links, one pair of NumPy
+files per level. With `--workdir` the executors also write each partition's outcome of the last
+level (its seen set, its states of the level before, its keys of the level), and the driver then
+`manifest.json` (the counts, violations and level so far), so `--resume` continues a killed run
+from its last complete level to the same final counts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kafkarep.cli.errors import UsageError
+from kafkarep.engines import spark_tasks as tasks
+from kafkarep.engines.explorer import Discovery, Exploration, Limits, Progress, _found_names
+from kafkarep.engines.links import ParentLinks
+from kafkarep.engines.seen import collision_probability
+from kafkarep.engines.spark_tasks import ACTION_BITS, ACTION_MASK, Task
+from kafkarep.model.config import ModelConfig
+
+DEFAULT_MASTER = "local[*]"
+TASK_ATTEMPTS = 4  # Spark's default on a cluster; local[N] masters get it too
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+
+
+def explore(
+    cfg: ModelConfig, options: Any, progress: Callable[[Progress], None] | None
+) -> Exploration:
+    """The engine entry point (kafkarep.checking.ENGINES["spark"])."""
+    args = dict(options.engine_args)
+    workdir: Path | None = args.get("workdir")
+    if args.get("resume") and workdir is None:
+        raise UsageError("--resume needs --workdir DIR: the work dir of the run to resume")
+    limits = options.limits or Limits(
+        cfg.check.max_states, cfg.check.max_depth, cfg.check.max_seconds
+    )
+    symmetry = cfg.check.symmetry if options.symmetry is None else options.symmetry
+    run = SparkRun(
+        spark_context(args.get("master")),
+        cfg,
+        limits,
+        symmetry,
+        stop_when_found=[name for name, _ in cfg.expect.violates],
+        progress=progress,
+        partitions=int(args.get("partitions") or 0),
+        workdir=workdir,
+        resume=bool(args.get("resume")),
+    )
+    return run.run()
+
+
+# --- the Spark context -------------------------------------------------------------------------
+
+
+def with_task_attempts(master: str) -> str:
+    """`local` and `local[N]` fail a job at a task's first failure; give them Spark's cluster
+    default of attempts instead (`local[N,4]`)."""
+    if master == "local":
+        return f"local[1,{TASK_ATTEMPTS}]"
+    found = re.fullmatch(r"local\[([0-9]+|\*)\]", master)
+    return f"local[{found.group(1)},{TASK_ATTEMPTS}]" if found else master
+
+
+def start_spark(master: str | None = None) -> Any:
+    """A SparkContext for the engine: quiet, without UI on this machine, with kafkarep's code
+    importable by the executors' Python workers."""
+    from pyspark import SparkConf, SparkContext
+
+    conf = SparkConf().setAppName("kafkarep")
+    conf.set("spark.ui.showConsoleProgress", "false")
+    conf.set("spark.python.worker.reuse", "true")
+    # Under spark-submit the driver's JVM already runs, with spark-submit's --master and conf.
+    url = "(spark-submit)"
+    if master is not None or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        url = with_task_attempts(master or DEFAULT_MASTER)
+        conf.setMaster(url)
+        conf.set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log_config()}")
+        if url.startswith("local"):  # this machine: local[N] or local-cluster[...]
+            conf.set("spark.ui.enabled", "false")
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers run this Python
+        if url.startswith("local["):
+            conf.set("spark.executorEnv.PYTHONPATH", str(_source_root()))
+    try:
+        sc = SparkContext(conf=conf)
+    except Exception as error:
+        raise UsageError(f"cannot start Spark with master {url!r}: {_first_line(error)}") from None
+    sc.setLogLevel("ERROR")
+    if not str(sc.master).startswith("local["):
+        sc.addPyFile(str(_code_zip()))  # executors elsewhere need the same code as the driver
+    return sc
+
+
+_OWN: list[Any] = []  # the SparkContext this engine started, kept for the process's next runs
+
+
+def spark_context(master: str | None) -> Any:
+    """The running SparkContext when there is one for the requested master (a test's, or the
+    one this engine started for an earlier model of a suite), else a new one, stopped when the
+    process exits."""
+    from pyspark import SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None and (master is None or with_task_attempts(master) == active.master):
+        return active
+    if active is not None:
+        if not (_OWN and _OWN[0] is active):
+            raise UsageError(f"Spark is already running here with master {active.master!r}")
+        active.stop()
+        _OWN.clear()
+    sc = start_spark(master)
+    if not _OWN:
+        atexit.register(_stop_own)
+    _OWN[:] = [sc]
+    return sc
+
+
+def _stop_own() -> None:
+    for sc in _OWN:
+        with contextlib.suppress(Exception):
+            sc.stop()
+    _OWN.clear()
+
+
+def _source_root() -> Path:
+    return Path(tasks.__file__).resolve().parents[2]
+
+
+_FILES: dict[str, Path] = {}  # made once per process; they must outlive the SparkContexts
+
+
+def _process_dir() -> Path:
+    if "dir" not in _FILES:
+        _FILES["dir"] = Path(tempfile.mkdtemp(prefix="kafkarep-spark-"))
+        atexit.register(shutil.rmtree, _FILES["dir"], True)
+    return _FILES["dir"]
+
+
+def _code_zip() -> Path:
+    """kafkarep and properties as one zip for `addPyFile` (imports from it may come late)."""
+    if "zip" not in _FILES:
+        path = _process_dir() / "kafkarep-code.zip"
+        root = _source_root()
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for package in ("kafkarep", "properties"):
+                folders = {root / package}
+                for file in sorted((root / package).rglob("*.py")):
+                    folders.add(file.parent)
+                    archive.write(file, file.relative_to(root).as_posix())
+                for folder in sorted(folders):  # zipimport needs them for namespace packages
+                    archive.writestr(folder.relative_to(root).as_posix() + "/", b"")
+        _FILES["zip"] = path
+    return _FILES["zip"]
+
+
+LOG_CONFIG = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = spark: %p %c{1}: %m%n
+"""
+
+
+def _log_config() -> Path:
+    """Spark's driver logs errors only (its default prints warnings a user cannot act on)."""
+    if "log" not in _FILES:
+        path = _process_dir() / "log4j2.properties"
+        path.write_text(LOG_CONFIG)
+        _FILES["log"] = path
+    return _FILES["log"]
+
+
+def _first_line(error: BaseException) -> str:
+    """The useful line of an error that crossed from a Python worker through the JVM."""
+    text = str(error)
+    python = re.findall(r"^(\w+(?:Error|Exception): .+)$", text, flags=re.MULTILINE)
+    if python:
+        return python[-1].strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else error.__class__.__name__
+
+
+# --- one run ---------------------------------------------------------------------------------
+
+
+class SparkRun:
+    def __init__(
+        self,
+        sc: Any,
+        cfg: ModelConfig,
+        limits: Limits,
+        symmetry: bool,
+        stop_when_found: list[str],
+        progress: Callable[[Progress], None] | None,
+        partitions: int = 0,
+        workdir: Path | None = None,
+        resume: bool = False,
+    ) -> None:
+        self.sc = sc
+        self.cfg = cfg
+        self.limits = limits
+        self.symmetry = symmetry
+        self.stop_when_found = set(stop_when_found)
+        self.progress = progress
+        self.requested_partitions = partitions
+        self.partitions = partitions or int(sc.defaultParallelism)
+        self.keep = workdir is not None  # a named work dir keeps the last level, for --resume
+        self.workdir = (
+            Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="kafkarep-spark-"))
+        )
+        self.resume = resume
+        self.fault = os.environ.get(tasks.FAULT_ENV, "")
+        self.deadline = 0.0
+        self.cached: list[Any] = []  # RDDs and broadcasts to release
+        self.cpu = {"materialize": 0.0, "expand": 0.0, "decide": 0.0}  # tasks' CPU seconds
+
+    def run(self) -> Exploration:
+        try:
+            return self._run()
+        except UsageError:
+            raise
+        except Exception as error:
+            if error.__class__.__name__ == "Py4JJavaError":
+                raise RuntimeError(f"Spark job failed: {_first_line(error)}") from None
+            raise
+        finally:
+            self._release(*list(self.cached))
+            if not self.keep:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _task(self, level: int, violated: Any, reached: Any) -> Task:
+        return Task(
+            self.cfg,
+            self.partitions,
+            self.symmetry,
+            level,
+            self.deadline,
+            frozenset(violated),
+            frozenset(reached),
+            str(self.workdir),
+            self.keep,
+            self.fault,
+        )
+
+    def _cache(self, item: Any) -> Any:
+        """Keep an RDD (or a broadcast) until `_release`."""
+        from pyspark import StorageLevel
+
+        if hasattr(item, "persist"):
+            item.persist(StorageLevel.MEMORY_AND_DISK)
+        self.cached.append(item)
+        return item
+
+    def _release(self, *items: Any) -> None:
+        for item in items:
+            if item is not None and item in self.cached:
+                self.cached.remove(item)
+                with contextlib.suppress(Exception):
+                    item.destroy() if hasattr(item, "destroy") else item.unpersist()
+
+    def _run(self) -> Exploration:
+        saved = self._load_manifest() if self.resume else {}
+        sc, limits, P = self.sc, self.limits, self.partitions
+        start = time.monotonic()
+        self.deadline = time.time() + limits.max_seconds if limits.max_seconds else 0.0
+        links = ParentLinks(self.workdir / "links")
+        violations: dict[str, Discovery] = {}
+        reached: dict[str, Discovery] = {}
+        earlier = 0.0  # seconds spent by the run this one resumes
+        decided: Any = None  # the cached outcome of the last level's job
+        winners: Any = None  # the broadcast keys of the level to materialize, and their owners
+        decided_winners: Any = None  # the broadcast `decided` was computed with (for recovery)
+        if saved:
+            depth, distinct, generated = saved["depth"], saved["distinct"], saved["generated"]
+            level_size, earlier = saved["level_size"], saved["seconds"]
+            violations = _discoveries(saved["violations"])
+            reached = _discoveries(saved["reached"])
+            links.levels = depth
+            decided = self._cache(
+                sc.parallelize(range(P), P).map(partial(tasks.load, str(self.workdir), depth))
+            )
+            keys, owner = _level_keys(decided.mapPartitionsWithIndex(tasks.summary).collect())
+            winners = self._cache(sc.broadcast((keys, owner)))
+        else:
+            self._clear_workdir()
+            depth, distinct, generated, level_size = 0, 1, 1, 1
+        reason = "exhausted"
+        while True:
+            # One Spark job: materialize level `depth`, check it, expand it, decide the next.
+            task = self._task(depth, violations, reached)
+            if decided is None:
+                stage1 = sc.parallelize([0], 1).flatMap(partial(tasks.seed, task))
+            else:
+                stage1 = decided.mapPartitionsWithIndex(partial(tasks.materialize, task, winners))
+            level = stage1.partitionBy(P, tasks.identity)
+            expanding = not (
+                (limits.max_depth and depth >= limits.max_depth)
+                or (limits.max_states and distinct >= limits.max_states)
+            )
+            outcome: list[tuple[int, np.ndarray, tuple[tasks.Expanded, ...], float]] = []
+            if expanding:
+                following = self._cache(
+                    level.mapPartitionsWithIndex(partial(tasks.expand, task))
+                    .partitionBy(P, tasks.identity)
+                    .mapPartitionsWithIndex(partial(tasks.decide, task))
+                )
+                outcome = following.mapPartitionsWithIndex(tasks.summary).collect()
+                expanded = [e for _, _, part, _ in outcome for e in part]
+                for _, _, part, deciding in outcome:
+                    self.cpu["decide"] += deciding
+                    for e in part:
+                        self.cpu["materialize"] += e.seconds[0]
+                        self.cpu["expand"] += e.seconds[1]
+                found = tasks.merge_found(e.violations for e in expanded)
+                self._release(decided, decided_winners)
+                decided, decided_winners = following, winners
+            else:
+                expanded = []
+                found = tasks.merge_found(level.mapPartitions(tasks.violations).collect())
+            self._record(violations, found, depth, links)
+            # the explorer's end of a level, then its checks before expanding the next one
+            if depth > 0 and self.progress:
+                seconds = earlier + time.monotonic() - start
+                self.progress(Progress(distinct, generated, depth, level_size, seconds))
+            if depth > 0 and self.deadline and time.time() > self.deadline:
+                reason = f"time limit {limits.max_seconds:g}s"
+                break
+            if limits.max_depth and depth >= limits.max_depth:
+                reason = f"depth limit {limits.max_depth}"
+                break
+            if limits.max_states and distinct >= limits.max_states:
+                reason = f"state limit {limits.max_states}"
+                break
+            if self.stop_when_found and self.stop_when_found <= _found_names(violations):
+                reason = "expected violations found"
+                break
+            generated += sum(e.generated for e in expanded)
+            self._reach(reached, expanded, depth, links)
+            if any(e.timed_out for e in expanded):
+                reason = f"time limit {limits.max_seconds:g}s"
+                break
+            keys, owner = _level_keys(outcome)
+            if not keys.size:
+                break
+            depth += 1
+            distinct += int(keys.size)
+            level_size = int(keys.size)
+            links.add_level(keys >> ACTION_BITS, keys & ACTION_MASK)
+            winners = self._cache(sc.broadcast((keys, owner)))
+            if self.keep:
+                self._save_manifest(
+                    {
+                        "depth": depth,
+                        "distinct": distinct,
+                        "generated": generated,
+                        "level_size": level_size,
+                        "seconds": earlier + time.monotonic() - start,
+                        "violations": _plain(violations),
+                        "reached": _plain(reached),
+                    }
+                )
+        seconds = earlier + time.monotonic() - start
+        if self.progress:
+            self.progress(Progress(distinct, generated, depth, 0, seconds, done=True))
+        return Exploration(
+            distinct,
+            generated,
+            depth,
+            seconds,
+            reason == "exhausted",
+            reason,
+            violations,
+            reached,
+            int(sc.defaultParallelism),
+            collision_probability(distinct, generated),
+            8 * distinct,
+            links.bytes_on_disk(),
+            (
+                ("master", sc.master),
+                ("partitions", P),
+                ("task_cpu_seconds", {k: round(v, 3) for k, v in self.cpu.items()}),
+            ),
+        )
+
+    @staticmethod
+    def _record(
+        violations: dict[str, Discovery], found: tasks.Found, depth: int, links: ParentLinks
+    ) -> None:
+        for name, (position, witness) in sorted(found.items()):
+            if name not in violations:
+                violations[name] = Discovery(name, depth, links.path_to(depth, position), witness)
+
+    @staticmethod
+    def _reach(
+        reached: dict[str, Discovery],
+        expanded: list[tasks.Expanded],
+        depth: int,
+        links: ParentLinks,
+    ) -> None:
+        hits: dict[str, int] = {}
+        for e in expanded:
+            for name, key in e.sometimes.items():
+                hits[name] = min(hits.get(name, key), key)
+        for name, key in sorted(hits.items()):
+            path = links.path_to(depth, key >> ACTION_BITS) + (key & ACTION_MASK,)
+            reached[name] = Discovery(name, depth + 1, path, None)
+
+    # --- the work dir ------------------------------------------------------------------------
+
+    def _identity(self) -> dict[str, Any]:
+        """What a resumed run must share with the run it resumes."""
+        path = Path(self.cfg.path)
+        text = path.read_bytes() if path.is_file() else repr(self.cfg).encode()
+        return {
+            "version": MANIFEST_VERSION,
+            "model": self.cfg.path,
+            "model_sha256": hashlib.sha256(text).hexdigest(),
+            "symmetry": self.symmetry,
+            "partitions": self.partitions,
+        }
+
+    def _clear_workdir(self) -> None:
+        """A new run in a named work dir starts from nothing (only kafkarep's files go)."""
+        if not self.keep:
+            return
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / MANIFEST).unlink(missing_ok=True)
+        for entry in self.workdir.iterdir():
+            if entry.is_dir() and (
+                entry.name.startswith("level-") or entry.name in ("links", "faults")
+            ):
+                shutil.rmtree(entry)
+        (self.workdir / "links").mkdir()
+
+    def _save_manifest(self, counts: dict[str, Any]) -> None:
+        """Make the level just decided (its partitions are written by the decide tasks) the one
+        to resume from, then drop the older ones."""
+        manifest = {**self._identity(), **counts}
+        temporary = self.workdir / f".{MANIFEST}.tmp"
+        temporary.write_text(json.dumps(manifest, indent=1) + "\n")
+        os.replace(temporary, self.workdir / MANIFEST)
+        current = tasks.level_dir(str(self.workdir), counts["depth"])
+        for entry in self.workdir.glob("level-*"):
+            if entry.name < current.name:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    def _load_manifest(self) -> dict[str, Any]:
+        path = self.workdir / MANIFEST
+        if not path.is_file():
+            raise UsageError(f"--resume: {path} not found (no level of a run was saved there)")
+        try:
+            saved: dict[str, Any] = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise UsageError(f"--resume: cannot read {path}: {error}") from None
+        if self.requested_partitions and self.requested_partitions != saved.get("partitions"):
+            raise UsageError(
+                f"--resume: the run in {self.workdir} used {saved.get('partitions')} partitions"
+            )
+        self.partitions = int(saved.get("partitions") or 0)
+        folder = tasks.level_dir(str(self.workdir), int(saved.get("depth", -1)))
+        missing = [
+            p for p in range(self.partitions) if not (folder / f"part-{p:05d}.pkl").is_file()
+        ]
+        if missing:
+            raise UsageError(f"--resume: {folder} lacks the files of partitions {missing}")
+        mine = self._identity()
+        for field in ("version", "model_sha256", "symmetry"):
+            if saved.get(field) != mine[field]:
+                raise UsageError(
+                    f"--resume: {self.workdir} holds a run of {saved.get('model')} with another "
+                    f"{field.replace('_', ' ')}; start a new run without --resume"
+                )
+        return saved
+
+
+def _level_keys(outcome: list[tuple[int, np.ndarray, Any, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """The new level's keys in order (a state's position is its key's rank), and the partition
+    that owns each state."""
+    if not outcome:
+        return np.empty(0, np.int64), np.empty(0, np.int32)
+    keys = np.concatenate([row[1] for row in outcome])
+    owner = np.concatenate([np.full(row[1].size, row[0], dtype=np.int32) for row in outcome])
+    order = np.argsort(keys, kind="stable")
+    return keys[order], owner[order]
+
+
+def _plain(found: dict[str, Discovery]) -> dict[str, list[Any]]:
+    return {n: [d.depth, list(d.path), d.witness] for n, d in sorted(found.items())}
+
+
+def _discoveries(saved: dict[str, list[Any]]) -> dict[str, Discovery]:
+    return {n: Discovery(n, int(v[0]), tuple(int(i) for i in v[1]), v[2]) for n, v in saved.items()}

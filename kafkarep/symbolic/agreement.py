@@ -1,0 +1,266 @@
+"""The agreement check: the symbolic rules against the concrete ones, on every (state, action)
+pair of a bounded exploration.
+
+For each concrete state reached (breadth first, to a depth) the projection is taken, and every
+instance of the transition relation is evaluated on it, for every argument: the instances whose
+guard holds must be exactly the concrete enabled actions, and each update must equal the
+projection of the concrete successor. The evaluation runs the same functions that build the Z3
+relation, on Python values; `z3_sample` also evaluates the Z3 terms themselves on some states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import properties as registry
+from kafkarep.model.actions import Action, successors
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.initial import initial_state
+from kafkarep.model.state import ClusterState
+from kafkarep.symbolic.encoding import Encoding, Sym, comparable
+from kafkarep.symbolic.properties import CLAUSES
+from kafkarep.symbolic.transition import Relation
+
+Locations = dict[int, tuple[int, int]]
+
+
+class Disagreement(NamedTuple):
+    state: ClusterState
+    action: Action | None
+    problem: str
+
+
+class Agreement(NamedTuple):
+    states: int
+    pairs: int  # (state, instance, argument) evaluations
+    enabled: int  # of which enabled: concrete steps compared
+    disagreements: tuple[Disagreement, ...]
+
+
+def written(
+    before: ClusterState, after: ClusterState, action: Action, locs: Locations
+) -> Locations:
+    """Where a produce put its record: (offset, epoch), by value."""
+    if action.name != "produce":
+        return locs
+    replica = after.broker(action.actor).replica
+    assert replica is not None
+    epoch, value = replica.log[-1]
+    return {**locs, value: (replica.leo - 1, epoch)}
+
+
+def concrete_clause(name: str) -> Any:
+    prop_name, _, clause_name = name.partition(".")
+    prop = registry.BY_NAME[prop_name]
+    return next(c.check for c in prop.clauses if c.name == clause_name)
+
+
+def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Locations]]:
+    """Concrete states to `depth`, each with the locations of the records written on the way."""
+    start = initial_state(cfg)
+    seen: set[tuple[ClusterState, tuple[tuple[int, tuple[int, int]], ...]]] = {(start, ())}
+    level: list[tuple[ClusterState, Locations]] = [(start, {})]
+    for d in range(depth + 1):
+        following = []
+        for state, locs in level:
+            yield state, locs
+            if d == depth:
+                continue
+            for action, after in successors(cfg, state):
+                after_locs = written(state, after, action, locs)
+                key = (after, tuple(sorted(after_locs.items())))
+                if key not in seen:
+                    seen.add(key)
+                    following.append((after, after_locs))
+        level = following
+
+
+def check_state(
+    enc: Encoding, rel: Relation, state: ClusterState, locs: Locations
+) -> tuple[int, int, list[Disagreement]]:
+    cfg = enc.cfg
+    problems: list[Disagreement] = []
+    before = enc.project(state, locs)
+    for name, clause in CLAUSES.items():
+        symbolic = clause(enc, before)
+        concrete = concrete_clause(name)(cfg, state) is None
+        if symbolic is not concrete:
+            problems.append(
+                Disagreement(state, None, f"{name}: symbolic {symbolic}, concrete {concrete}")
+            )
+    expected: dict[Action, ClusterState] = {}
+    for action, after in successors(cfg, state):
+        if action in expected:
+            problems.append(Disagreement(state, action, "the concrete model lists it twice"))
+        expected[action] = after
+    got: dict[Action, Sym] = {}
+    evaluations = 0
+    for instance in rel.instances:
+        for arg in rel.domain(instance, before):
+            evaluations += 1
+            enabled = instance.guard(before, arg)
+            if not isinstance(enabled, bool):
+                problems.append(Disagreement(state, None, f"{instance.label}: guard not constant"))
+                continue
+            if not enabled:
+                continue
+            action = rel.action(instance, arg, state)
+            if action in got:
+                problems.append(Disagreement(state, action, "two symbolic instances enable it"))
+            got[action] = instance.update(before, arg)
+    for action in expected.keys() - got.keys():
+        problems.append(Disagreement(state, action, "enabled concretely, not symbolically"))
+    for action in got.keys() - expected.keys():
+        problems.append(Disagreement(state, action, "enabled symbolically, not concretely"))
+    for action in expected.keys() & got.keys():
+        after = expected[action]
+        want = comparable(enc.project(after, written(state, after, action, locs)))
+        have = comparable(got[action])
+        if have != want:
+            problems.append(Disagreement(state, action, difference(have, want)))
+    return evaluations, len(expected), problems
+
+
+def difference(have: object, want: object, path: str = "") -> str:
+    """The first field where two projections differ."""
+    if isinstance(have, tuple) and isinstance(want, tuple) and len(have) == len(want):
+        names = getattr(have, "_fields", None)
+        for k, (a, b) in enumerate(zip(have, want, strict=True)):
+            if a != b:
+                name = names[k] if names else str(k)
+                return difference(a, b, f"{path}.{name}" if path else name)
+    return f"{path or 'state'}: symbolic {have!r}, concrete {want!r}"
+
+
+def check(cfg: ModelConfig, depth: int, limit: int = 0) -> Agreement:
+    enc = Encoding(cfg)
+    rel = Relation(enc)
+    states = evaluations = enabled = 0
+    problems: list[Disagreement] = []
+    for state, locs in explore(cfg, depth):
+        states += 1
+        e, n, found = check_state(enc, rel, state, locs)
+        evaluations += e
+        enabled += n
+        problems.extend(found)
+        if limit and states >= limit:
+            break
+    return Agreement(states, evaluations, enabled, tuple(problems))
+
+
+class Z3Agreement(NamedTuple):
+    states: int
+    enabled: int
+    seconds: float
+    disagreements: tuple[Disagreement, ...]
+
+
+def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3Agreement:
+    """The same comparison with the Z3 terms themselves. The guard and successor terms of every
+    instance are built once over one symbolic state; each concrete state is then fixed by a
+    model and Z3 evaluates the terms in it: the guards that are true must be the concrete enabled
+    actions and the successors the concrete ones. For the first `exact` states a solver also
+    shows that the relation (guard and successor equations) admits no other successor."""
+    import time
+
+    import z3
+
+    started = time.monotonic()
+    visited = list(explore(cfg, depth))
+    if limit:
+        visited = visited[:limit]
+    capacity = max(s.partition.partition_epoch for s, _ in visited) + 2
+    enc = Encoding(cfg, capacity)
+    rel = Relation(enc)
+    x = enc.fresh("x")
+    probes = []
+    for instance in rel.instances:
+        if instance.arg == "i":
+            args: list[object] = list(range(1, capacity + 1))
+        elif instance.arg == "s":
+            args = list(rel.domain(instance, enc.project(visited[0][0], visited[0][1])))
+        else:
+            args = [None]
+        for arg in args:
+            probes.append((instance, arg, instance.guard(x, arg), instance.update(x, arg)))
+    problems: list[Disagreement] = []
+    enabled = 0
+    for number, (state, locs) in enumerate(visited):
+        before = enc.project(state, locs)
+        fixed = z3.Solver()
+        fixed.add(*enc.equal(x, pad(enc, before)))
+        if fixed.check() != z3.sat:
+            problems.append(Disagreement(state, None, "Z3: the projection is not a state"))
+            continue
+        model = fixed.model()
+        expected = {action: after for action, after in successors(cfg, state)}
+        seen: dict[Action, Sym] = {}
+        for instance, arg, guard, after in probes:
+            if not z3.is_true(model.eval(guard, True)):
+                continue
+            action = rel.action(instance, arg, state)
+            if action not in expected:
+                problems.append(Disagreement(state, action, "Z3: enabled, not concretely"))
+                continue
+            seen[action] = after
+            concrete = expected[action]
+            want = enc.project(concrete, written(state, concrete, action, locs))
+            have = enc.evaluate(model, after)
+            have = have._replace(hist=have.hist[: want.cur.pe])
+            if comparable(have) != comparable(want):
+                problems.append(Disagreement(state, action, "Z3: " + difference(have, want)))
+        for action in expected.keys() - seen.keys():
+            problems.append(Disagreement(state, action, "Z3: enabled concretely only"))
+        enabled += len(seen)
+        if number < exact and seen:
+            problems.extend(_only_successors(enc, x, before, state, locs, expected, seen))
+    return Z3Agreement(len(visited), enabled, time.monotonic() - started, tuple(problems))
+
+
+def pad(enc: Encoding, sym: Sym) -> Sym:
+    return sym._replace(hist=sym.hist + (enc.blank_snap(),) * (enc.c - len(sym.hist)))
+
+
+def _only_successors(
+    enc: Encoding,
+    x: Sym,
+    before: Sym,
+    state: ClusterState,
+    locs: Locations,
+    expected: dict[Action, ClusterState],
+    seen: dict[Action, Sym],
+) -> list[Disagreement]:
+    """No successor but the concrete one satisfies `y == update(x)` for an enabled instance."""
+    import z3
+
+    solver = z3.Solver()
+    solver.add(*enc.equal(x, pad(enc, before)))
+    problems = []
+    for k, (action, update) in enumerate(seen.items()):
+        concrete = expected[action]
+        want = pad(enc, enc.project(concrete, written(state, concrete, action, locs)))
+        y = enc.fresh(f"y{k}")
+        solver.push()
+        solver.add(*enc.equal(y, update))
+        low = min(b.applied for b in want.brokers)  # records below are compacted away
+        differs = [
+            z3.Not(z3.And(*[t for t in enc.equal(a, b, spec) if not isinstance(t, bool)] or [True]))
+            for a, b, spec in _parts(enc, y, want, low)
+        ]
+        solver.add(z3.Or(differs))
+        if solver.check() != z3.unsat:
+            problems.append(Disagreement(state, action, "Z3: another successor is admitted"))
+        solver.pop()
+    return problems
+
+
+def _parts(enc: Encoding, y: Sym, want: Sym, low: int) -> Iterator[tuple[object, object, object]]:
+    from kafkarep.symbolic.encoding import SORTS, Snap
+
+    for field, spec in zip(Sym._fields, SORTS[Sym], strict=True):
+        if field == "hist":
+            for k in range(low - 1, want.cur.pe):
+                yield y.hist[k], want.hist[k], Snap
+        else:
+            yield getattr(y, field), getattr(want, field), spec

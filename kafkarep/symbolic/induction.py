@@ -1,0 +1,222 @@
+"""Inductive proofs: a property, strengthened with named auxiliary invariants, holds in every
+initial state of the model's shape and is preserved by every action.
+
+Each obligation is one query, timed: (invariant, "initial") or (invariant, action family). The
+pre-state is any symbolic state where every invariant being proved holds (not a reachable
+state); a satisfiable query is a counterexample to induction: a before/after pair that breaks
+the invariant, not shown reachable.
+
+The metadata log is abstract here (`Encoding(abstract_history=True)`): a broker applying metadata
+may apply any record the history facts allow. A history fact is a predicate of a record and the
+current state; it is proved of every record the controller ever commits: of the current record,
+and kept by every action for any record that has them (the `history.<fact>` obligations). Any
+two records then also agree with each other (`pair`): each met the older one when it was
+committed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import z3
+
+from kafkarep.model.config import ModelConfig
+from kafkarep.symbolic import ops
+from kafkarep.symbolic.encoding import Encoding, Snap, Sym, initial, shape_constraint
+from kafkarep.symbolic.ops import Term
+from kafkarep.symbolic.transition import Instance, Relation
+
+
+class Invariant(NamedTuple):
+    name: str
+    holds: Callable[[Encoding, Sym], Term]
+    doc: str
+
+
+class Fact(NamedTuple):
+    """A history fact: true of every record the controller has committed."""
+
+    name: str
+    holds: Callable[[Encoding, Snap, Sym], Term]
+    doc: str
+
+
+class Obligation(NamedTuple):
+    invariant: str
+    action: str  # "initial" or a family name
+    status: str  # "proved", "failed" or "unknown"
+    seconds: float
+    cti: tuple[Sym, Instance, Sym] | None = None  # before, the instance taken, after
+
+
+Context = tuple[z3.Solver, Sym, list[tuple[Instance, Any, Term, Sym]], Snap]
+
+
+class Prover:
+    """Discharges obligations for one model; results are cached."""
+
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        invariants: tuple[Invariant, ...],
+        facts: tuple[Fact, ...],
+        timeout: float = 60.0,
+        pair: Callable[[Encoding, Snap, Snap], Term] | None = None,
+    ) -> None:
+        self.enc = Encoding(cfg, abstract_history=True)
+        self.invariants = invariants
+        self.facts = facts
+        self.pair = pair  # what any two records of the log satisfy (derived from the facts)
+        self.enc.history = self._facts
+        self.rel = Relation(self.enc)
+        self.timeout = timeout
+        self.done: dict[tuple[Any, ...], Obligation] = {}
+        self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
+        self.families: dict[str, list[Instance]] = {}
+        for instance in self.rel.instances:
+            self.families.setdefault(instance.family, []).append(instance)
+
+    def _facts(self, enc: Encoding, snap: Snap, sym: Sym) -> Term:
+        return ops.and_(*(f.holds(enc, snap, sym) for f in self.facts))
+
+    def all_names(self) -> list[str]:
+        return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.facts]
+
+    def _assumed(self, sym: Sym, names: frozenset[str]) -> list[Term]:
+        """The strengthening assumed of the pre-state: the invariants being proved together
+        (and every history fact of the current record)."""
+        out = [i.holds(self.enc, sym) for i in self.invariants if i.name in names]
+        out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
+        return out
+
+    def _goal(self, name: str, record: Snap) -> Callable[[Sym, Sym], Term]:
+        """The proposition an obligation shows of (before, after). A history fact is shown of
+        an arbitrary record that has every fact before the step, and of the new current one."""
+        if name.startswith("history."):
+            fact = next(f for f in self.facts if f"history.{f.name}" == name)
+
+            def kept(before: Sym, after: Sym) -> Term:
+                return ops.implies(
+                    ops.and_(self._facts(self.enc, record, before), record.pe <= before.cur.pe),
+                    ops.and_(
+                        fact.holds(self.enc, record, after),
+                        fact.holds(self.enc, after.cur, after),
+                    ),
+                )
+
+            return kept
+        invariant = next(i for i in self.invariants if i.name == name)
+        return lambda before, after: invariant.holds(self.enc, after)
+
+    def _solver(self) -> z3.Solver:
+        solver = z3.Solver()
+        solver.set("timeout", max(1, int(self.timeout * 1000)))
+        return solver
+
+    def _check(self, solver: z3.Solver, goal: Term) -> tuple[str, z3.ModelRef | None]:
+        if isinstance(goal, bool) and not goal:
+            return "proved", None
+        solver.push()
+        try:
+            solver.add(ops.bool_term(goal))
+            result = solver.check()
+            if result == z3.unsat:
+                return "proved", None
+            if result == z3.sat:
+                return "failed", solver.model()
+            return "unknown", None
+        finally:
+            solver.pop()
+
+    def initiation(self, name: str) -> Obligation:
+        key = (name, "initial")
+        if key in self.done:
+            return self.done[key]
+        enc = self.enc
+        started = time.monotonic()
+        isr, leader, fenced = enc.sets.var("i.isr"), z3.Int("i.leader"), enc.sets.var("i.fenced")
+        state = initial(enc, isr, leader, fenced)
+        goal = self._goal(name, enc.fresh("record", Snap))
+        solver = self._solver()
+        solver.add(ops.bool_term(shape_constraint(enc, isr, leader, fenced)))
+        status, model = self._check(solver, ops.not_(goal(state, state)))
+        cti = None
+        if model is not None:
+            start = enc.evaluate(model, state)
+            cti = (start, self.rel.instances[0], start)
+        result = Obligation(name, "initial", status, time.monotonic() - started, cti)
+        self.done[key] = result
+        return result
+
+    def _context(self, family: str, together: frozenset[str]) -> Context:
+        """One solver per (family, invariant set): the pre-state, its assumptions and the steps
+        of the family's instances, shared by that family's obligations (each a push/pop)."""
+        key = (family, together)
+        found = self.contexts.get(key)
+        if found is not None:
+            return found
+        enc = self.enc
+        before = enc.fresh("x")
+        solver = self._solver()
+        for a in self._assumed(before, together):
+            solver.add(ops.bool_term(a))
+        probes = []
+        for k, instance in enumerate(self.families[family]):
+            arg = _argument(enc, instance, k)
+            probes.append(
+                (instance, arg, instance.guard(before, arg), instance.update(before, arg))
+            )
+        context = (solver, before, probes, enc.fresh("record", Snap))
+        self.contexts[key] = context
+        return context
+
+    def consecution(self, name: str, family: str, together: frozenset[str]) -> Obligation:
+        key = (name, family, together)
+        if key in self.done:
+            return self.done[key]
+        enc = self.enc
+        started = time.monotonic()
+        solver, before, probes, record = self._context(family, together)
+        goal = self._goal(name, record)
+        history = name.startswith("history.")
+        cases = []
+        for instance, arg, guard, after in probes:
+            if history and instance.arg == "h" and self.pair is not None:
+                guard = ops.and_(guard, self.pair(enc, record, arg))
+            cases.append(ops.and_(guard, ops.not_(goal(before, after))))
+        status, model = self._check(solver, ops.or_(*cases))
+        cti = None
+        if model is not None:
+            for (instance, _, _, after), broken in zip(probes, cases, strict=True):
+                if z3.is_true(model.eval(ops.bool_term(broken), True)):
+                    cti = (enc.evaluate(model, before), instance, enc.evaluate(model, after))
+                    break
+        result = Obligation(name, family, status, time.monotonic() - started, cti)
+        self.done[key] = result
+        return result
+
+    def prove(self, names: list[str], stop_at_failure: bool = False) -> list[Obligation]:
+        """Every obligation of these invariants, proved together: each holds initially, and
+        each action keeps it in any state where all of them (and the history facts) hold.
+        The names must include every history fact (`history.<fact>`)."""
+        together = frozenset(names)
+        out = []
+        for name in names:
+            out.append(self.initiation(name))
+            for family in self.families:
+                if stop_at_failure and out[-1].status != "proved":
+                    return out
+                out.append(self.consecution(name, family, together))
+        return out
+
+
+def _argument(enc: Encoding, instance: Instance, k: int) -> Any:
+    if instance.arg == "i":
+        return z3.Int(f"arg{k}")
+    if instance.arg == "s":
+        return enc.sets.var(f"arg{k}")
+    if instance.arg == "h":
+        return enc.fresh(f"arg{k}", Snap)
+    return None

@@ -1,0 +1,635 @@
+"""The auxiliary invariants and history facts that make the properties inductive.
+
+Each is a named predicate over one symbolic state (or, for a history fact, over a record of the
+metadata log and the current state). They are written for any model shape; the induction proves
+each of them (initiation and consecution), so a wrong one shows up as a counterexample to
+induction rather than as a false proof.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafkarep.symbolic import properties as props
+from kafkarep.symbolic.controller import replica_set
+from kafkarep.symbolic.encoding import FOLLOWER, LEADER, NONE, Encoding, Fetch, Rep, Snap, Sym
+from kafkarep.symbolic.induction import Fact, Invariant
+from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
+
+Predicate = Callable[[Encoding, Sym], Term]
+
+
+def _clause(name: str) -> Invariant:
+    clause = props.CLAUSES[name]
+
+    def holds(enc: Encoding, sym: Sym) -> Term:
+        return clause(enc, sym)
+
+    return Invariant(name, holds, f"the property clause {name}")
+
+
+def brokers(enc: Encoding) -> range:
+    return range(1, enc.n + 1)
+
+
+def every(enc: Encoding, test: Callable[[int], Term]) -> Term:
+    return and_(*(test(b) for b in brokers(enc)))
+
+
+def rep(sym: Sym, b: int) -> Rep:
+    return sym.brokers[b - 1].replica
+
+
+def holds_prefix(enc: Encoding, r: Rep, log: tuple[Term, ...], length: Term) -> Term:
+    """The replica's log starts with the first `length` records of `log`."""
+    return and_(
+        r.leo >= length,
+        *(implies(o < length, eq(r.log[o], log[o])) for o in range(enc.r)),
+    )
+
+
+def log_well_formed(enc: Encoding, log: tuple[Term, ...], leo: Term, top: Term) -> Term:
+    """Epochs at least 1 and at most `top` below the LEO, zero from it, never decreasing."""
+    parts = [leo >= 0, leo <= enc.r]
+    for o in range(enc.r):
+        parts.append(ite(o < leo, and_(log[o] >= 1, log[o] <= top), eq(log[o], 0)))
+        if o + 1 < enc.r:
+            parts.append(implies(o + 1 < leo, log[o] <= log[o + 1]))
+    return and_(*parts)
+
+
+# --- structure ----------------------------------------------------------------------------
+
+
+def controller_shape(enc: Encoding, sym: Sym) -> Term:
+    s = enc.sets
+    p = sym.cur
+    replicas = replica_set(enc, p.replicas)
+    leader_ok = or_(
+        eq(p.leader, -1), or_(*(and_(eq(p.leader, b), s.has(p.isr, b)) for b in brokers(enc)))
+    )
+    parts = [
+        p.le >= 1,
+        p.pe >= 1,
+        leader_ok,
+        s.subset(p.isr, replicas),
+        s.subset(p.elr, replicas),
+        s.empty(s.inter(p.isr, p.elr)),
+        s.subset(p.lke, s.union(replicas, s.bit(-1))),
+        not_(p.recovering),
+    ]
+    if enc.cfg.options.elr_enabled:
+        parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
+        parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.lke)))
+    return and_(*parts)
+
+
+def replicas_well_formed(enc: Encoding, sym: Sym) -> Term:
+    s = enc.sets
+    replicas = s.of(enc.cfg.replicas)
+
+    def ok(b: int) -> Term:
+        k = sym.brokers[b - 1]
+        r = k.replica
+        v = r.view
+        if b not in enc.cfg.replicas:
+            return not_(r.present)
+        return and_(
+            r.present,
+            log_well_formed(enc, r.log, r.leo, v.le),
+            r.hwm >= 0,
+            r.hwm <= r.leo,
+            v.present,
+            s.eq(v.replicas, replicas),
+            v.le >= 1,
+            v.le <= sym.cur.le,
+            v.pe >= 1,
+            v.pe <= sym.cur.pe,
+            k.applied >= 1,
+            k.applied <= v.pe,
+            s.subset(v.isr, replicas),
+            not_(v.recovering),
+            or_(
+                eq(v.leader, -1),
+                *(and_(eq(v.leader, m), s.has(v.isr, m)) for m in enc.cfg.replicas),
+            ),
+            eq(eq(r.role, LEADER), eq(v.leader, b)),
+            eq(eq(r.role, NONE), eq(v.leader, -1)),
+            or_(eq(r.role, LEADER), eq(r.role, FOLLOWER), eq(r.role, NONE)),
+        )
+
+    return every(enc, ok)
+
+
+def leader_state(enc: Encoding, sym: Sym) -> Term:
+    """A leader's Maximal ISR is its ISR plus its proposal; only a leader has follower state,
+    a proposal or unacknowledged writes."""
+    s = enc.sets
+    replicas = s.of(enc.cfg.replicas)
+
+    def ok(b: int) -> Term:
+        r = rep(sym, b)
+        lead = eq(r.role, LEADER)
+        unknown = and_(
+            *(and_(eq(f.leo, -1), eq(f.bepoch, -1), not_(f.fetched)) for f in r.followers)
+        )
+        followers_ok = and_(
+            *(
+                and_(
+                    f.leo >= -1,
+                    f.leo <= r.leo,
+                    eq(eq(f.leo, -1), eq(f.bepoch, -1)),
+                    implies(f.fetched, f.leo >= 0),
+                    or_(eq(f.bepoch, -1), eq(f.bepoch, sym.brokers[m - 1].epoch)),
+                )
+                if m != b
+                else and_(eq(f.leo, -1), eq(f.bepoch, -1), not_(f.fetched))
+                for m, f in enumerate(r.followers, start=1)
+            )
+        )
+        pending_ok = ite(
+            r.pending,
+            and_(
+                s.has(r.pending_isr, b),
+                s.subset(r.pending_isr, replicas),
+                r.pending_pe >= r.view.pe,
+            ),
+            and_(s.empty(r.pending_isr), eq(r.pending_pe, 0)),
+        )
+        return ite(
+            lead,
+            and_(
+                followers_ok,
+                pending_ok,
+                s.eq(r.maximal, s.union(r.view.isr, s.ite(r.pending, r.pending_isr, 0))),
+                r.leso >= 0,
+                r.leso <= r.leo,
+            ),
+            and_(
+                unknown,
+                not_(r.pending),
+                s.empty(r.pending_isr),
+                eq(r.pending_pe, 0),
+                eq(r.unacked, -1),
+            ),
+        )
+
+    return every(enc, ok)
+
+
+def unacknowledged(enc: Encoding, sym: Sym) -> Term:
+    """A leader's unacknowledged writes are [unacked, LEO), above its HWM; who received one
+    includes the leader and every follower it knows to have fetched past it."""
+    s = enc.sets
+
+    def ok(b: int) -> Term:
+        r = rep(sym, b)
+        pending = r.unacked >= 0
+        parts = [
+            r.unacked >= -1,
+            implies(pending, and_(r.unacked < r.leo, r.hwm <= r.unacked)),
+        ]
+        for o in range(enc.r):
+            inside = and_(pending, r.unacked <= o, o < r.leo)
+            parts.append(implies(not_(inside), s.empty(r.recv[o])))
+            parts.append(implies(inside, s.has(r.recv[o], b)))
+            for m in brokers(enc):
+                if m != b:
+                    parts.append(
+                        implies(and_(inside, r.followers[m - 1].leo > o), s.has(r.recv[o], m))
+                    )
+        return and_(*parts)
+
+    return every(enc, ok)
+
+
+def committed_shape(enc: Encoding, sym: Sym) -> Term:
+    g = sym.ghost
+    return and_(
+        log_well_formed(enc, g.committed, g.thwm, sym.cur.le),
+        every(enc, lambda b: rep(sym, b).hwm <= g.thwm),
+    )
+
+
+def acked_are_committed(enc: Encoding, sym: Sym) -> Term:
+    g = sym.ghost
+    from kafkarep.symbolic.ops import epochs_within
+
+    return and_(*(epochs_within(p, g.committed[o], o < g.thwm) for o, p in enumerate(g.pos)))
+
+
+def hwm_prefix_committed(enc: Encoding, sym: Sym) -> Term:
+    """Below its HWM a replica holds the committed records."""
+    g = sym.ghost
+    return every(enc, lambda b: holds_prefix(enc, rep(sym, b), g.committed, rep(sym, b).hwm))
+
+
+def log_matching(enc: Encoding, sym: Sym) -> Term:
+    """Two logs with the same record at an offset hold the same records below it (the logs of
+    the replicas, of the fetch responses in flight, and the committed log)."""
+    logs = _logs(enc, sym)
+    parts = []
+    for i, (a, _, a_end) in enumerate(logs):
+        for c, _, c_end in logs[i + 1 :]:
+            for o in range(enc.r):
+                same = and_(o < a_end, o < c_end, eq(a[o], c[o]))
+                for below in range(o):
+                    parts.append(implies(same, eq(a[below], c[below])))
+    return and_(*parts)
+
+
+def holders_received(enc: Encoding, sym: Sym) -> Term:
+    """Every replica holding a leader's unacknowledged write is among its receivers."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        r = rep(sym, b)
+        for o in range(enc.r):
+            inside = and_(r.unacked >= 0, r.unacked <= o, o < r.leo)
+            for m in brokers(enc):
+                if m != b:
+                    holder = rep(sym, m)
+                    parts.append(
+                        implies(
+                            and_(inside, o < holder.leo, eq(holder.log[o], r.log[o])),
+                            s.has(r.recv[o], m),
+                        )
+                    )
+    return and_(*parts)
+
+
+def _epoch_carriers(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term]]:
+    """(present, leader epoch, leader) of everything that names a leader for an epoch."""
+    out = [(True, sym.cur.le, sym.cur.leader)]
+    for b in brokers(enc):
+        k = sym.brokers[b - 1]
+        out.append((k.replica.present, k.replica.view.le, k.replica.view.leader))
+        out.append((k.fetch.present, k.fetch.le, k.fetch.leader))
+        out.append((sym.reqs[b - 1].present, sym.reqs[b - 1].le, b))
+        out.append((and_(k.ap.present, eq(k.ap.error, 0)), k.ap.le, k.ap.leader))
+    return out
+
+
+def _registrations(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term, Term, Term]]:
+    """(present, partition epoch, leader epoch, leader, ISR) of the controller's registration
+    and of every copy of one a replica acts on."""
+    out = [(True, sym.cur.pe, sym.cur.le, sym.cur.leader, sym.cur.isr)]
+    for b in brokers(enc):
+        v = rep(sym, b).view
+        out.append((v.present, v.pe, v.le, v.leader, v.isr))
+        a = sym.brokers[b - 1].ap
+        out.append((and_(a.present, eq(a.error, 0)), a.pe, a.le, a.leader, a.isr))
+    return out
+
+
+def _consistent(enc: Encoding, a: tuple[Term, ...], b: tuple[Term, ...]) -> Term:
+    """Two registrations of the same partition: epochs move together, equal partition epochs
+    are the same registration."""
+    p1, pe1, le1, l1, isr1 = a
+    p2, pe2, le2, l2, isr2 = b
+    return implies(
+        and_(p1, p2),
+        and_(
+            implies(pe1 <= pe2, le1 <= le2),
+            implies(pe2 <= pe1, le2 <= le1),
+            implies(eq(pe1, pe2), and_(eq(l1, l2), enc.sets.eq(isr1, isr2))),
+        ),
+    )
+
+
+def registrations_consistent(enc: Encoding, sym: Sym) -> Term:
+    regs = _registrations(enc, sym)
+    return and_(*(_consistent(enc, a, b) for i, a in enumerate(regs) for b in regs[i + 1 :]))
+
+
+def one_leader_per_epoch(enc: Encoding, sym: Sym) -> Term:
+    """Whoever names a leader for an epoch names the same one; and the records of a leader's
+    current epoch are its own writes."""
+    carriers = _epoch_carriers(enc, sym)
+    parts = []
+    for i, (p1, e1, l1) in enumerate(carriers):
+        for p2, e2, l2 in carriers[i + 1 :]:
+            parts.append(implies(and_(p1, p2, eq(e1, e2)), eq(l1, l2)))
+    logs = _logs(enc, sym)
+    for b in brokers(enc):
+        r = rep(sym, b)
+        lead = eq(r.role, LEADER)
+        for log, start, end in logs:
+            for o in range(enc.r):
+                parts.append(
+                    implies(
+                        and_(lead, start <= o, o < end, eq(log[o], r.view.le)),
+                        and_(o < r.leo, eq(r.log[o], r.view.le)),
+                    )
+                )
+        for o in range(enc.r):
+            parts.append(implies(and_(lead, o < r.leo), eq(r.log[o] >= r.view.le, o >= r.leso)))
+    return and_(*parts)
+
+
+def _logs(enc: Encoding, sym: Sym) -> list[tuple[tuple[Term, ...], Term, Term]]:
+    """(epochs, start, end) of every log: replicas, the committed log, and each fetch response
+    as the log its follower will have after appending it."""
+    out: list[tuple[tuple[Term, ...], Term, Term]] = []
+    for b in brokers(enc):
+        k = sym.brokers[b - 1]
+        r, f = k.replica, k.fetch
+        out.append((r.log, 0, r.leo))
+        appended = tuple(ite(o < f.offset, r.log[o], f.entries[o]) for o in range(enc.r))
+        applies = and_(f.present, not_(f.diverging), _awaited(r, f))
+        out.append((appended, 0, ite(applies, f.end, 0)))
+    out.append((sym.ghost.committed, 0, sym.ghost.thwm))
+    return out
+
+
+def _awaited(r: Rep, f: Fetch) -> Term:
+    """The follower still waits for this response: it follows the same leader in the same
+    epoch (its log cannot have changed since it fetched)."""
+    return and_(eq(r.role, FOLLOWER), eq(r.view.leader, f.leader), eq(r.view.le, f.le))
+
+
+def fetch_responses(enc: Encoding, sym: Sym) -> Term:
+    """A response in flight answers the follower's current position from its leader's log."""
+    replicas = enc.cfg.replicas
+
+    def ok(b: int) -> Term:
+        k = sym.brokers[b - 1]
+        f, r = k.fetch, k.replica
+        entries = and_(
+            *(
+                ite(
+                    and_(f.offset <= o, o < f.end),
+                    and_(f.entries[o] >= 1, f.entries[o] <= f.le),
+                    eq(f.entries[o], 0),
+                )
+                for o in range(enc.r)
+            )
+        )
+        from_leader = []
+        for m in brokers(enc):
+            if m == b:
+                continue
+            lr = rep(sym, m)
+            current = and_(
+                eq(f.leader, m), eq(lr.role, LEADER), eq(lr.view.le, f.le), _awaited(r, f)
+            )
+            from_leader.append(
+                implies(
+                    current,
+                    and_(
+                        implies(
+                            not_(f.diverging),
+                            and_(
+                                holds_prefix(enc, r, lr.log, f.offset),
+                                f.end <= lr.leo,
+                                f.hwm <= lr.hwm,
+                                *(
+                                    implies(
+                                        and_(f.offset <= o, o < f.end), eq(f.entries[o], lr.log[o])
+                                    )
+                                    for o in range(enc.r)
+                                ),
+                            ),
+                        ),
+                    ),
+                )
+            )
+        leader_at_least = and_(
+            *(implies(eq(f.leader, m), rep(sym, m).view.le >= f.le) for m in brokers(enc))
+        )
+        return implies(
+            f.present,
+            and_(
+                leader_at_least,
+                or_(*(eq(f.leader, m) for m in replicas if m != b)),
+                f.le >= 1,
+                f.le <= r.view.le,
+                implies(_awaited(r, f), eq(f.offset, r.leo)),
+                f.offset >= 0,
+                f.offset <= f.end,
+                f.end <= enc.r,
+                f.hwm >= 0,
+                f.hwm <= sym.ghost.thwm,
+                implies(
+                    f.diverging,
+                    and_(
+                        eq(f.end, f.offset), f.div_end >= 0, f.div_epoch >= 0, f.div_epoch <= f.le
+                    ),
+                ),
+                implies(not_(f.diverging), f.hwm <= f.end),
+                entries,
+                *from_leader,
+            ),
+        )
+
+    return every(enc, ok)
+
+
+def records_bound(enc: Encoding, sym: Sym) -> Term:
+    """No log is longer than the number of records written so far."""
+    written = enc.r - sym.budget.records
+    return and_(
+        sym.budget.records >= 0,
+        written <= enc.r,
+        *(end <= written for _, _, end in _logs(enc, sym)),
+    )
+
+
+def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
+    """AlterPartition requests and answers in flight: at most one per leader, for its pending
+    proposal when it still has one; an accepted answer names the leader and a committed ISR."""
+    s = enc.sets
+    replicas = s.of(enc.cfg.replicas)
+
+    def ok(b: int) -> Term:
+        k = sym.brokers[b - 1]
+        q, a, r = sym.reqs[b - 1], k.ap, k.replica
+        request = implies(
+            q.present,
+            and_(
+                not_(a.present),
+                q.le >= 1,
+                q.le <= sym.cur.le,
+                q.le <= r.view.le,
+                q.pe >= 1,
+                q.pe <= sym.cur.pe,
+                s.has(q.isr, b),
+                s.subset(q.isr, replicas),
+                not_(q.recovering),
+                eq(q.broker_epoch, k.epoch),
+                implies(
+                    and_(eq(r.role, LEADER), r.pending),
+                    and_(s.eq(q.isr, r.pending_isr), eq(q.pe, r.pending_pe), eq(q.le, r.view.le)),
+                ),
+                *(
+                    ite(
+                        s.has(q.isr, m),
+                        or_(eq(q.epochs[m - 1], -1), eq(q.epochs[m - 1], sym.brokers[m - 1].epoch)),
+                        eq(q.epochs[m - 1], 0),
+                    )
+                    for m in brokers(enc)
+                ),
+            ),
+        )
+        answer = implies(
+            a.present,
+            and_(
+                a.req_pe >= 1,
+                a.req_pe <= sym.cur.pe,
+                s.has(a.req_isr, b),
+                s.subset(a.req_isr, replicas),
+                implies(
+                    and_(eq(r.role, LEADER), r.pending),
+                    and_(s.eq(a.req_isr, r.pending_isr), eq(a.req_pe, r.pending_pe)),
+                ),
+                implies(
+                    eq(a.error, 0),
+                    and_(
+                        eq(a.leader, b),
+                        a.le >= 1,
+                        a.le <= sym.cur.le,
+                        a.pe >= 1,
+                        a.pe <= sym.cur.pe,
+                        s.has(a.isr, b),
+                        s.subset(a.isr, replicas),
+                        not_(a.recovering),
+                    ),
+                ),
+            ),
+        )
+        return and_(request, answer)
+
+    return every(enc, ok)
+
+
+AUXILIARY: tuple[Invariant, ...] = (
+    Invariant("controller_shape", controller_shape, "the controller's registration is well formed"),
+    Invariant(
+        "replicas_well_formed", replicas_well_formed, "logs, views and roles are well formed"
+    ),
+    Invariant("leader_state", leader_state, "only leaders have follower state and proposals"),
+    Invariant("unacknowledged", unacknowledged, "unacknowledged writes and their receivers"),
+    Invariant("committed_shape", committed_shape, "the committed log is well formed"),
+    Invariant("acked_are_committed", acked_are_committed, "acknowledged writes are committed"),
+    Invariant("hwm_prefix_committed", hwm_prefix_committed, "below a HWM the log is committed"),
+    Invariant("log_matching", log_matching, "same record at an offset, same records below"),
+    Invariant("holders_received", holders_received, "holders of a write are its receivers"),
+    Invariant("one_leader_per_epoch", one_leader_per_epoch, "an epoch has one leader"),
+    Invariant("fetch_responses", fetch_responses, "responses in flight answer from the leader"),
+    Invariant("records_bound", records_bound, "no log is longer than the records written"),
+    Invariant("registrations_consistent", registrations_consistent, "copies of the metadata agree"),
+    Invariant(
+        "alter_partition_messages", alter_partition_messages, "AlterPartition requests, answers"
+    ),
+)
+
+
+def _history_shape(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    s = enc.sets
+    replicas = replica_set(enc, snap.replicas)
+    return and_(
+        snap.le >= 1,
+        snap.le <= sym.cur.le,
+        snap.pe >= 1,
+        snap.pe <= sym.cur.pe,
+        or_(
+            eq(snap.leader, -1),
+            *(and_(eq(snap.leader, b), s.has(snap.isr, b)) for b in brokers(enc)),
+        ),
+        s.subset(snap.isr, replicas),
+        not_(snap.recovering),
+        implies(eq(snap.le, sym.cur.le), eq(snap.leader, sym.cur.leader)),
+    )
+
+
+def _history_consistent(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    mine = (True, snap.pe, snap.le, snap.leader, snap.isr)
+    return and_(*(_consistent(enc, mine, other) for other in _registrations(enc, sym)))
+
+
+def pair(enc: Encoding, a: Snap, b: Snap) -> Term:
+    """Two records of the metadata log agree: epochs move together, one leader per epoch.
+    (True of every pair once `consistent` and `epoch_leader` hold of every record: each record
+    met every older one when it was committed as the current registration.)"""
+    return and_(
+        _consistent(enc, (True, a.pe, a.le, a.leader, a.isr), (True, b.pe, b.le, b.leader, b.isr)),
+        implies(eq(a.le, b.le), eq(a.leader, b.leader)),
+    )
+
+
+def _history_epoch_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    return and_(
+        *(
+            implies(and_(present, eq(le, snap.le)), eq(leader, snap.leader))
+            for present, le, leader in _epoch_carriers(enc, sym)
+        )
+    )
+
+
+def _history_written(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """A record of the record's epoch exists only once its leader has led that epoch."""
+    parts = []
+    for log, start, end in _logs(enc, sym):
+        for o in range(enc.r):
+            has = and_(start <= o, o < end, eq(log[o], snap.le))
+            parts.append(
+                implies(
+                    has,
+                    or_(
+                        *(
+                            and_(eq(snap.leader, m), rep(sym, m).view.le >= snap.le)
+                            for m in brokers(enc)
+                        )
+                    ),
+                )
+            )
+    return and_(*parts)
+
+
+FACTS: tuple[Fact, ...] = (
+    Fact("shape", _history_shape, "every record is well formed"),
+    Fact("consistent", _history_consistent, "records agree with the copies of the metadata"),
+    Fact("epoch_leader", _history_epoch_leader, "a record names its epoch's one leader"),
+    Fact("written", _history_written, "records of an epoch follow its leader"),
+)
+
+PROPERTY_INVARIANTS = tuple(_clause(name) for name in props.CLAUSES)
+ALL_INVARIANTS = PROPERTY_INVARIANTS + AUXILIARY
+
+
+# The strengthening each property is proved with. The MinISR rule needs only the structure
+# (who received what); the completeness properties also need the committed log's relation to
+# the logs (still incomplete: see docs/readme/prove.md).
+STRUCTURE = (
+    "controller_shape",
+    "replicas_well_formed",
+    "leader_state",
+    "unacknowledged",
+    "committed_shape",
+    "log_matching",
+    "holders_received",
+    "one_leader_per_epoch",
+    "fetch_responses",
+    "records_bound",
+    "alter_partition_messages",
+    "registrations_consistent",
+)
+COMMITTED = ("acked_are_committed", "hwm_prefix_committed")
+NEEDS: dict[str, tuple[str, ...]] = {
+    "min_isr_commit": STRUCTURE,
+    "leader_completeness": STRUCTURE
+    + COMMITTED
+    + tuple(props.clauses_of("leader_candidate_completeness")),
+    "leader_candidate_completeness": STRUCTURE
+    + COMMITTED
+    + tuple(props.clauses_of("leader_completeness")),
+}
+
+
+def needed(prop: str) -> tuple[str, ...]:
+    """The invariants proved together for a property: its clauses, the auxiliary invariants
+    it needs, and every history fact."""
+    return tuple(props.clauses_of(prop)) + NEEDS[prop] + tuple(f"history.{f.name}" for f in FACTS)
+
+
+__all__ = ["ALL_INVARIANTS", "AUXILIARY", "FACTS", "ne", "needed", "pair"]

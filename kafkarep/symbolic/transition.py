@@ -1,0 +1,980 @@
+"""The transition relation: every action of the cluster model over symbolic states.
+
+One `Instance` per (family, actor[, fixed argument]) of `kafkarep.model.actions`, with a guard
+(when the concrete family would list the action) and an update (the successor the concrete
+`apply` computes), both written with `ops` so that they run on concrete projections (the
+agreement test) and on Z3 terms (BMC and induction). Two families take a symbolic argument: the
+followers a leader drops from its ISR (a broker set) and the metadata record a broker applies
+(its partition epoch).
+
+The relation of one step is: some instance's guard holds and the next state is its update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from itertools import combinations
+from typing import Any, NamedTuple
+
+from kafkarep.errors import Error
+from kafkarep.model.actions import Action
+from kafkarep.model.actions.alter_partition import ROLL_BACK
+from kafkarep.model.actions.base import CONTROLLER
+from kafkarep.model.state import ClusterState
+from kafkarep.symbolic import controller as rules
+from kafkarep.symbolic import ops
+from kafkarep.symbolic.encoding import (
+    ERROR,
+    FOLLOWER,
+    LEADER,
+    NONE,
+    OFFLINE_CLEAN,
+    OFFLINE_UNCLEAN,
+    RUNNING,
+    SHUTTING_DOWN,
+    UNKNOWN_FOLLOWER,
+    AbstractionError,
+    ApReq,
+    ApResp,
+    Brk,
+    Encoding,
+    Fetch,
+    Follower,
+    Ghost,
+    Reg,
+    Rep,
+    Snap,
+    Sym,
+    View,
+)
+from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
+
+Guard = Callable[[Sym, Term], Term]
+Update = Callable[[Sym, Term], Sym]
+
+
+class Instance(NamedTuple):
+    family: str
+    actor: int  # as in the concrete Action (0: the controller)
+    fixed: Hashable  # the fixed part of the argument (a broker, a target), or None
+    arg: str | None  # sort of the symbolic argument: "i", "s" or None
+    guard: Guard
+    update: Update
+
+    @property
+    def label(self) -> str:
+        parts = [self.family, str(self.actor)]
+        if self.fixed is not None:
+            parts.append(str(self.fixed))
+        return ":".join(parts)
+
+
+class Relation:
+    """The instances of a model's active families, in the concrete families' order."""
+
+    def __init__(self, enc: Encoding) -> None:
+        self.enc = enc
+        instances: list[Instance] = []
+        for family in enc.families:
+            build = _BUILDERS.get(family.name)
+            if build is None:
+                if family.name.startswith("plan_") and enc.cfg.setting("plan", "target") is None:
+                    continue  # a KIP-435 plan's steps: only a model with a [plan] has any
+                raise AbstractionError(f"the symbolic engine has no encoding of {family.name!r}")
+            instances.extend(build(enc))
+        # Drop the instances no state of this model enables (their guard folds to false on a
+        # symbolic state: a fault without budget, a status nobody reaches).
+        probe = enc.fresh("probe")
+        self.instances = tuple(i for i in instances if _possible(enc, i, probe))
+
+    # --- for the agreement test and for decoding ---------------------------------------------
+
+    def domain(self, instance: Instance, sym: Sym) -> Iterable[Term]:
+        """The concrete arguments worth trying in a concrete projection (enabled or not)."""
+        if instance.arg is None:
+            return (None,)
+        if instance.arg == "s":
+            ids = range(1, self.enc.n + 1)
+            return tuple(
+                self.enc.sets.of(c) for k in range(1, self.enc.n + 1) for c in combinations(ids, k)
+            )
+        return range(1, sym.cur.pe + 2)
+
+    def action(self, instance: Instance, arg: Term, before: ClusterState) -> Action:
+        """The concrete action an instance with an argument stands for in a concrete state."""
+        fam, actor = instance.family, instance.actor
+        if fam == "shrink_isr":
+            return Action(fam, actor, self.enc.sets.members(arg))
+        if fam == "apply_metadata":
+            if instance.fixed == "latest":
+                return Action(fam, actor, len(before.controller.log) - 1)
+            return Action(fam, actor, arg - before.controller.log[0].partition_epoch)
+        if fam == "fetch":
+            return Action(fam, actor)
+        return Action(fam, actor, instance.fixed)
+
+
+def _possible(enc: Encoding, instance: Instance, probe: Sym) -> bool:
+
+    arg: Term = None
+    if instance.arg == "i":
+        arg = ops.int_var("probe.arg")
+    elif instance.arg == "s":
+        arg = enc.sets.var("probe.arg")
+    elif instance.arg == "h":
+        arg = enc.fresh("probe.arg", Snap)
+    guard = instance.guard(probe, arg)
+    return not (isinstance(guard, bool) and not guard)
+
+
+# --- state helpers ---------------------------------------------------------------------------
+
+
+def running(b: Brk) -> Term:
+    return b.status <= SHUTTING_DOWN
+
+
+def with_broker(sym: Sym, broker: int, b: Brk) -> Sym:
+    brokers = list(sym.brokers)
+    brokers[broker - 1] = b
+    return sym._replace(brokers=tuple(brokers))
+
+
+def with_replica(sym: Sym, broker: int, r: Rep) -> Sym:
+    return with_broker(sym, broker, sym.brokers[broker - 1]._replace(replica=r))
+
+
+def with_reg(sym: Sym, broker: int, reg: Reg) -> Sym:
+    regs = list(sym.regs)
+    regs[broker - 1] = reg
+    return sym._replace(regs=tuple(regs))
+
+
+def with_req(sym: Sym, broker: int, req: ApReq) -> Sym:
+    reqs = list(sym.reqs)
+    reqs[broker - 1] = req
+    return sym._replace(reqs=tuple(reqs))
+
+
+def spend(sym: Sym, budget: str) -> Sym:
+    return sym._replace(budget=sym.budget._replace(**{budget: getattr(sym.budget, budget) - 1}))
+
+
+def hist_get(enc: Encoding, hist: tuple[Snap, ...], pe: Term) -> Snap:
+    if isinstance(pe, int):
+        return hist[pe - 1] if 1 <= pe <= len(hist) else enc.blank_snap()
+    out = enc.blank_snap()
+    for k in range(min(len(hist), enc.pe_limit or len(hist)) - 1, -1, -1):
+        out = enc.merge(eq(pe, k + 1), hist[k], out, Snap)
+    return out
+
+
+def hist_append(enc: Encoding, hist: tuple[Snap, ...], when: Term, snap: Snap) -> tuple[Snap, ...]:
+    """Record a committed snapshot at its partition epoch. Without a capacity (concrete
+    evaluation) the log grows; with one, it is a fixed tuple of slots."""
+    if enc.abstract_history:
+        return hist
+    if not enc.c:
+        assert isinstance(when, bool)
+        return hist + (snap,) if when else hist
+    limit = enc.pe_limit + 1 if enc.pe_limit else len(hist)
+    return tuple(
+        enc.merge(and_(when, eq(snap.pe, k + 1)), snap, h, Snap) if k < limit else h
+        for k, h in enumerate(hist)
+    )
+
+
+def commit(enc: Encoding, sym: Sym, outcome: rules.Outcome) -> Sym:
+    """Append a committed change record to the metadata log."""
+    return sym._replace(
+        cur=outcome.partition,
+        hist=hist_append(enc, sym.hist, outcome.changed, outcome.partition),
+    )
+
+
+def view_of(enc: Encoding, snap: Snap) -> View:
+    return View(
+        True,
+        snap.leader,
+        snap.le,
+        snap.pe,
+        snap.isr,
+        rules.replica_set(enc, snap.replicas),
+        snap.recovering,
+    )
+
+
+def last_epoch(enc: Encoding, r: Rep) -> Term:
+    return ops.select(r.log, r.leo - 1, 0)
+
+
+# --- logs (model/logs.py) --------------------------------------------------------------------
+
+
+def end_offset_for_epoch(
+    enc: Encoding, log: tuple[Term, ...], leo: Term, epoch: Term, leader_epoch: Term = None
+) -> tuple[Term, Term]:
+    """(largest epoch <= `epoch` in the log, end offset of that epoch)."""
+    last = ops.select(log, leo - 1, 0)
+    trivial = or_(eq(leo, 0), eq(last, epoch))
+    if leader_epoch is not None:
+        trivial = or_(trivial, eq(leader_epoch, epoch))
+    end: Term = leo
+    for k in range(enc.r - 1, -1, -1):
+        end = ite(and_(k < leo, log[k] > epoch), k, end)
+    found: Term = False
+    floor: Term = -1
+    for k in range(enc.r):
+        below = and_(k < leo, log[k] <= epoch)
+        found = or_(found, below)
+        floor = ite(below, imax(floor, log[k]), floor)
+    floor = ite(found, floor, epoch)
+    return ite(trivial, epoch, floor), ite(trivial, leo, end)
+
+
+def diverges(
+    enc: Encoding, log: tuple[Term, ...], leo: Term, leader_epoch: Term, offset: Term, last: Term
+) -> tuple[Term, Term, Term]:
+    epoch, end = end_offset_for_epoch(enc, log, leo, last, leader_epoch)
+    return or_(epoch < last, end < offset), epoch, end
+
+
+def truncation_point(
+    enc: Encoding, log: tuple[Term, ...], leo: Term, epoch: Term, end: Term
+) -> Term:
+    local_epoch, local_end = end_offset_for_epoch(enc, log, leo, epoch)
+    return ite(ne(local_epoch, epoch), local_end, imin(local_end, end))
+
+
+def cut(log: tuple[Term, ...], at: Term) -> tuple[Term, ...]:
+    return tuple(ite(k < at, e, 0) for k, e in enumerate(log))
+
+
+# --- the HWM and acknowledgements (model/hwm.py) ---------------------------------------------
+
+
+def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
+    cfg = enc.cfg
+    s = enc.sets
+    b = sym.brokers[broker - 1]
+    r = b.replica
+    offset: Term = r.leo
+    for m in range(1, enc.n + 1):
+        if m != broker:
+            offset = ite(s.has(r.maximal, m), imin(offset, imax(r.followers[m - 1].leo, 0)), offset)
+    at_min = s.size(r.view.isr) >= cfg.min_isr
+    passes = or_(not cfg.options.elr_enabled, at_min, not cfg.guard_on("hwm.isr_at_min_isr"))
+    advance = and_(offset > r.hwm, passes)
+    g = sym.ghost
+    hwm_below = g.hwm_below
+    if cfg.options.elr_enabled:
+        hwm_below = or_(hwm_below, and_(advance, not_(at_min)))
+    start = r.unacked
+    acking = and_(advance, start >= 0, start < offset)
+    positive = s.size(r.maximal) >= cfg.min_isr
+    ack_below = g.ack_below
+    pos = list(g.pos)
+    recv = list(r.recv)
+    for o in range(enc.r):
+        judged = and_(acking, start <= o, o < offset)
+        ack_below = or_(ack_below, and_(judged, positive, s.size(recv[o]) < cfg.min_isr))
+        pos[o] = ops.epochs_add(pos[o], r.log[o], and_(judged, positive), enc.r)
+        recv[o] = s.ite(judged, 0, recv[o])
+    unacked = ite(acking, ite(offset < r.leo, offset, -1), start)
+    extend = and_(advance, offset > g.thwm)
+    committed = tuple(
+        ite(and_(extend, g.thwm <= o, o < offset), r.log[o], c) for o, c in enumerate(g.committed)
+    )
+    ghost = Ghost(ite(extend, offset, g.thwm), committed, tuple(pos), ack_below, hwm_below)
+    r = r._replace(hwm=ite(advance, offset, r.hwm), unacked=unacked, recv=tuple(recv))
+    return with_replica(sym, broker, r)._replace(ghost=ghost)
+
+
+def forget_unacked(enc: Encoding, r: Rep) -> Rep:
+    """nack_unacked: the leader's unacknowledged writes fail; nobody tracks their receivers."""
+    return r._replace(unacked=-1, recv=(0,) * enc.r)
+
+
+# --- data plane (model/actions/data.py) --------------------------------------------------------
+
+
+def leader_replica(b: Brk) -> Term:
+    r = b.replica
+    return and_(running(b), r.present, eq(r.role, LEADER))
+
+
+def produce(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        r = b.replica
+        return and_(
+            sym.budget.records > 0,
+            leader_replica(b),
+            r.view.present,
+            enc.sets.size(r.view.isr) >= enc.cfg.min_isr,
+        )
+
+    def update(sym: Sym, _: Term) -> Sym:
+        r = sym.brokers[broker - 1].replica
+        o = r.leo
+        r = r._replace(
+            leo=o + 1,
+            log=tuple(ite(eq(k, o), r.view.le, e) for k, e in enumerate(r.log)),
+            unacked=ite(r.unacked >= 0, r.unacked, o),
+            recv=tuple(
+                enc.sets.ite(eq(k, o), enc.sets.bit(broker), x) for k, x in enumerate(r.recv)
+            ),
+        )
+        sym = spend(with_replica(sym, broker, r), "records")
+        return maybe_advance_hwm(enc, sym, broker)
+
+    return [Instance("produce", broker, None, None, guard, update)]
+
+
+def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
+    s = enc.sets
+
+    def guard(sym: Sym, _: Term) -> Term:
+        fb = sym.brokers[follower - 1]
+        f = fb.replica
+        lb = sym.brokers[leader - 1]
+        lr = lb.replica
+        converged = and_(
+            eq(f.leo, lr.leo),
+            *(eq(x, y) for x, y in zip(f.log, lr.log, strict=True)),
+            eq(f.hwm, lr.hwm),
+            eq(lr.followers[follower - 1].leo, f.leo),
+            eq(lr.followers[follower - 1].bepoch, fb.epoch),
+            eq(lr.followers[follower - 1].fetched, True),
+        )
+        return and_(
+            running(fb),
+            f.present,
+            eq(f.role, FOLLOWER),
+            not_(fb.fetch.present),
+            f.view.present,
+            eq(f.view.leader, leader),
+            leader_replica(lb),
+            lr.view.present,
+            eq(lr.view.le, f.view.le),
+            s.has(lr.view.replicas, follower),
+            not_(converged),
+        )
+
+    def update(sym: Sym, _: Term) -> Sym:
+        fb = sym.brokers[follower - 1]
+        f = fb.replica
+        lr = sym.brokers[leader - 1].replica
+        epoch = lr.view.le
+        diverging, d_epoch, d_end = diverges(enc, lr.log, lr.leo, epoch, f.leo, last_epoch(enc, f))
+        followers = list(lr.followers)
+        followers[follower - 1] = Follower(f.leo, fb.epoch, True)
+        fetched = maybe_advance_hwm(
+            enc, with_replica(sym, leader, lr._replace(followers=tuple(followers))), leader
+        )
+        lr1 = fetched.brokers[leader - 1].replica
+        answer = Fetch(
+            True,
+            leader,
+            epoch,
+            f.leo,
+            lr1.hwm,
+            lr1.leo,
+            tuple(ite(and_(f.leo <= k, k < lr1.leo), e, 0) for k, e in enumerate(lr1.log)),
+            False,
+            0,
+            0,
+        )
+        refusal = Fetch(
+            True, leader, epoch, f.leo, lr.hwm, f.leo, (0,) * enc.r, True, d_epoch, d_end
+        )
+        sym = enc.merge(diverging, sym, fetched)
+        response = enc.merge(diverging, refusal, answer, Fetch)
+        return with_broker(sym, follower, sym.brokers[follower - 1]._replace(fetch=response))
+
+    return Instance("fetch", follower, leader, None, guard, update)
+
+
+def fetches(enc: Encoding, follower: int) -> list[Instance]:
+    return [fetch(enc, follower, leader) for leader in range(1, enc.n + 1) if leader != follower]
+
+
+def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
+    options = enc.cfg.options
+
+    def guard(sym: Sym, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        return and_(running(b), b.fetch.present)
+
+    def update(sym: Sym, _: Term) -> Sym:
+        b = sym.brokers[broker - 1]
+        a = b.fetch
+        r = b.replica
+        sym = with_broker(sym, broker, b._replace(fetch=enc.no_fetch()))
+        in_fetcher = and_(
+            r.present, eq(r.role, FOLLOWER), r.view.present, eq(r.view.leader, a.leader)
+        )
+        epoch_ok = and_(r.present, r.view.present, eq(r.view.le, a.le))
+        offset_ok = and_(r.present, eq(r.leo, a.offset))
+        applies = and_(
+            in_fetcher,
+            or_(epoch_ok, not options.guard_on("fetch_response.leader_epoch_matches")),
+            or_(offset_ok, not options.guard_on("fetch_response.fetch_offset_matches")),
+        )
+        # truncate at the divergence point
+        at = truncation_point(enc, r.log, r.leo, a.div_epoch, a.div_end)
+        truncated = r._replace(log=cut(r.log, at), leo=at, hwm=imin(r.hwm, at))
+        # append the entries after the log (at the fetch offset, unless that guard is off)
+        count = a.end - a.offset
+        leo = r.leo + count
+        if options.guard_on("fetch_response.fetch_offset_matches"):
+            log = tuple(
+                ite(k < r.leo, e, x) for k, (e, x) in enumerate(zip(r.log, a.entries, strict=True))
+            )
+        else:
+            log = tuple(
+                ite(k < r.leo, e, ite(k < leo, ops.select(a.entries, k - r.leo + a.offset, 0), 0))
+                for k, e in enumerate(r.log)
+            )
+        appended = r._replace(log=log, leo=leo, hwm=imin(a.hwm, leo))
+        new = enc.merge(a.diverging, truncated, appended, Rep)
+        sym = with_replica(sym, broker, enc.merge(applies, new, r, Rep))
+        receiving = and_(applies, not_(a.diverging))
+        return receive(enc, sym, broker, receiving, r.leo, leo, log)
+
+    return [Instance("fetch_response", broker, None, None, guard, update)]
+
+
+def receive(
+    enc: Encoding, sym: Sym, broker: int, when: Term, start: Term, end: Term, log: tuple[Term, ...]
+) -> Sym:
+    """Ghost.receive: the broker appended the records at [start, end) of `log`; each one that a
+    leader has written and not yet acknowledged gains it as a receiver."""
+    if isinstance(when, bool) and not when:
+        return sym
+    s = enc.sets
+    for p in range(1, enc.n + 1):
+        r = sym.brokers[p - 1].replica
+        recv = tuple(
+            s.ite(
+                and_(
+                    when,
+                    start <= k,
+                    k < end,
+                    r.unacked >= 0,
+                    r.unacked <= k,
+                    k < r.leo,
+                    eq(r.log[k], log[k]),
+                ),
+                s.union(x, s.bit(broker)),
+                x,
+            )
+            for k, x in enumerate(r.recv)
+        )
+        sym = with_replica(sym, p, r._replace(recv=recv))
+    return sym
+
+
+# --- AlterPartition (model/actions/alter_partition.py) ----------------------------------------
+
+
+def idle_leader(sym: Sym, broker: int) -> Term:
+    b = sym.brokers[broker - 1]
+    r = b.replica
+    return and_(
+        leader_replica(b),
+        not_(r.pending),
+        not_(b.ap.present),
+        not_(sym.reqs[broker - 1].present),
+    )
+
+
+def send(enc: Encoding, sym: Sym, broker: int, isr: Term, recovering: Term) -> Sym:
+    s = enc.sets
+    b = sym.brokers[broker - 1]
+    r = b.replica
+    view = r.view
+
+    def known(m: int) -> Term:
+        if m == broker:
+            return b.epoch
+        e = r.followers[m - 1].bepoch
+        return ite(e >= 0, e, -1)
+
+    epochs = tuple(ite(s.has(isr, m), known(m), 0) for m in range(1, enc.n + 1))
+    request = ApReq(True, view.le, view.pe, isr, epochs, recovering, b.epoch)
+    r = r._replace(
+        maximal=s.union(view.isr, isr), pending=True, pending_isr=isr, pending_pe=view.pe
+    )
+    return with_req(with_replica(sym, broker, r), broker, request)
+
+
+def expand_isr(enc: Encoding, broker: int) -> list[Instance]:
+    s = enc.sets
+    options = enc.cfg.options
+    out = []
+    for follower in range(1, enc.n + 1):
+        if follower == broker:
+            continue
+
+        def guard(sym: Sym, _: Term, follower: int = follower) -> Term:
+            r = sym.brokers[broker - 1].replica
+            f = r.followers[follower - 1]
+            joins = [
+                ("isr_join.fetched_in_leader_epoch", f.fetched),
+                ("isr_join.fetch_offset_at_hwm", f.leo >= r.hwm),
+                ("isr_join.fetch_offset_at_leso", f.leo >= r.leso),
+            ]
+            return and_(
+                idle_leader(sym, broker),
+                r.view.present,
+                not_(r.view.recovering),
+                s.has(r.view.replicas, follower),
+                not_(s.has(r.view.isr, follower)),
+                *(ok for name, ok in joins if options.guard_on(name)),
+            )
+
+        def update(sym: Sym, _: Term, follower: int = follower) -> Sym:
+            view = sym.brokers[broker - 1].replica.view
+            return send(enc, sym, broker, s.union(view.isr, s.bit(follower)), view.recovering)
+
+        out.append(Instance("expand_isr", broker, follower, None, guard, update))
+    return out
+
+
+def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
+    s = enc.sets
+
+    def guard(sym: Sym, dropped: Term) -> Term:
+        r = sym.brokers[broker - 1].replica
+        return and_(
+            sym.budget.isr_shrinks > 0,
+            idle_leader(sym, broker),
+            r.view.present,
+            not_(s.empty(dropped)),
+            s.subset(dropped, s.minus(r.view.isr, s.bit(broker))),
+        )
+
+    def update(sym: Sym, dropped: Term) -> Sym:
+        view = sym.brokers[broker - 1].replica.view
+        sym = spend(sym, "isr_shrinks")
+        return send(enc, sym, broker, s.minus(view.isr, dropped), view.recovering)
+
+    return [Instance("shrink_isr", broker, None, "s", guard, update)]
+
+
+def recover_leader(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        r = sym.brokers[broker - 1].replica
+        return and_(idle_leader(sym, broker), r.view.present, r.view.recovering)
+
+    def update(sym: Sym, _: Term) -> Sym:
+        view = sym.brokers[broker - 1].replica.view
+        return send(enc, sym, broker, view.isr, False)
+
+    return [Instance("recover_leader", broker, None, None, guard, update)]
+
+
+def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        return sym.reqs[broker - 1].present
+
+    def update(sym: Sym, _: Term) -> Sym:
+        q = sym.reqs[broker - 1]
+        outcome = rules.alter_partition(
+            enc, sym.cur, sym.regs, broker, q.le, q.pe, q.isr, q.epochs, q.recovering,
+            q.broker_epoch,
+        )  # fmt: skip
+        sym = with_req(commit(enc, sym, outcome), broker, enc.no_request())
+        p = sym.cur
+        failed = ne(outcome.error, ERROR[Error.NONE])
+        response = ApResp(
+            True,
+            q.isr,
+            q.pe,
+            outcome.error,
+            ite(failed, -1, p.leader),
+            ite(failed, -1, p.le),
+            ite(failed, -1, p.pe),
+            enc.sets.ite(failed, 0, p.isr),
+            ite(failed, False, p.recovering),
+        )
+        b = sym.brokers[broker - 1]
+        delivered = and_(running(b), eq(b.epoch, q.broker_epoch))
+        return with_broker(sym, broker, b._replace(ap=enc.merge(delivered, response, b.ap, ApResp)))
+
+    return [Instance("handle_alter_partition", CONTROLLER, broker, None, guard, update)]
+
+
+def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
+    s = enc.sets
+    roll_back = [ERROR[e] for e in sorted(ROLL_BACK)]
+
+    def guard(sym: Sym, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        return and_(running(b), b.ap.present)
+
+    def update(sym: Sym, _: Term) -> Sym:
+        b = sym.brokers[broker - 1]
+        a = b.ap
+        r = b.replica
+        sym = with_broker(sym, broker, b._replace(ap=enc.no_ap_response()))
+        mine = and_(
+            r.present,
+            eq(r.role, LEADER),
+            r.pending,
+            s.eq(r.pending_isr, a.req_isr),
+            eq(r.pending_pe, a.req_pe),
+        )
+        rolls_back = and_(mine, or_(*(eq(a.error, e) for e in roll_back)))
+        accepted = and_(
+            mine,
+            eq(a.error, ERROR[Error.NONE]),
+            eq(a.le, r.view.le),
+            a.pe >= r.view.pe,
+        )
+        cleared = r._replace(pending=False, pending_isr=0, pending_pe=0)
+        rolled = cleared._replace(maximal=r.view.isr)
+        view = r.view._replace(isr=a.isr, pe=a.pe, recovering=a.recovering)
+        adopted = maybe_advance_hwm(
+            enc, with_replica(sym, broker, cleared._replace(view=view, maximal=a.isr)), broker
+        )
+        after_roll_back = with_replica(sym, broker, rolled)
+        return enc.merge(accepted, adopted, enc.merge(rolls_back, after_roll_back, sym))
+
+    return [Instance("alter_partition_response", broker, None, None, guard, update)]
+
+
+# --- metadata (model/actions/metadata.py) -------------------------------------------------------
+
+
+def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
+    """The argument is the partition epoch of the record applied; with an abstract history
+    (induction) it is the record itself, any record the history facts allow."""
+
+    def guard(sym: Sym, pe: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        first = ite(b.initialised, b.applied + 1, sym.cur.pe)
+        return and_(running(b), first <= pe, pe <= sym.cur.pe)
+
+    def update(sym: Sym, pe: Term) -> Sym:
+        b = sym.brokers[broker - 1]
+        snap = hist_get(enc, sym.hist, pe)
+        sym = with_broker(sym, broker, b._replace(applied=pe, initialised=True))
+        return act_on(enc, sym, broker, snap)
+
+    def guard_record(sym: Sym, snap: Snap) -> Term:
+        same = and_(*enc.equal(snap, sym.cur, Snap))
+        facts = enc.history(enc, snap, sym) if enc.history is not None else True
+        return and_(guard(sym, snap.pe), implies(eq(snap.pe, sym.cur.pe), same), facts)
+
+    def update_record(sym: Sym, snap: Snap) -> Sym:
+        b = sym.brokers[broker - 1]
+        sym = with_broker(sym, broker, b._replace(applied=snap.pe, initialised=True))
+        return act_on(enc, sym, broker, snap)
+
+    def guard_latest(sym: Sym, _: Term) -> Term:
+        return guard(sym, sym.cur.pe)
+
+    def update_latest(sym: Sym, _: Term) -> Sym:
+        b = sym.brokers[broker - 1]
+        sym = with_broker(sym, broker, b._replace(applied=sym.cur.pe, initialised=True))
+        return act_on(enc, sym, broker, sym.cur)
+
+    if enc.abstract_history:
+        return [Instance("apply_metadata", broker, None, "h", guard_record, update_record)]
+    if enc.latest_metadata:
+        return [Instance("apply_metadata", broker, "latest", None, guard_latest, update_latest)]
+    return [Instance("apply_metadata", broker, None, "i", guard, update)]
+
+
+def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
+    s = enc.sets
+    r = sym.brokers[broker - 1].replica
+    member = s.has(rules.replica_set(enc, snap.replicas), broker)
+    removed = with_replica(sym, broker, enc.no_replica())
+    r0 = enc.merge(r.present, r, enc.new_replica(), Rep)
+    stale = and_(r.present, r.view.present, snap.pe < r.view.pe)
+    # the leader branch
+    as_leader = with_replica(sym, broker, _as_leader(enc, r0, snap, broker))
+    as_leader = maybe_advance_hwm(enc, as_leader, broker)
+    # the follower branch
+    follower = forget_unacked(enc, r0)._replace(
+        role=ite(snap.leader > 0, FOLLOWER, NONE),
+        view=view_of(enc, snap),
+        maximal=snap.isr,
+        leso=0,
+        followers=(UNKNOWN_FOLLOWER,) * enc.n,
+        pending=False,
+        pending_isr=0,
+        pending_pe=0,
+    )
+    as_follower = with_replica(sym, broker, follower)
+    acted = enc.merge(eq(snap.leader, broker), as_leader, as_follower)
+    return enc.merge(not_(member), removed, enc.merge(stale, sym, acted))
+
+
+def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
+    s = enc.sets
+    cfg = enc.cfg
+    view = view_of(enc, snap)
+    promoted = forget_unacked(enc, r)._replace(
+        role=LEADER,
+        view=view,
+        maximal=snap.isr,
+        leso=r.leo,
+        followers=(UNKNOWN_FOLLOWER,) * enc.n,
+        pending=False,
+        pending_isr=0,
+        pending_pe=0,
+    )
+    followers = r.followers
+    if cfg.options.guard_on("leader_epoch_change.reset_out_of_sync_followers"):
+        followers = tuple(
+            f._replace(fetched=and_(f.fetched, s.has(snap.isr, m)))
+            for m, f in enumerate(r.followers, start=1)
+        )
+    new_epoch = r._replace(
+        view=view,
+        maximal=snap.isr,
+        leso=r.leo,
+        followers=followers,
+        pending=False,
+        pending_isr=0,
+        pending_pe=0,
+    )
+    drop = and_(r.pending, or_(cfg.pending_isr_on_metadata == "reset", snap.pe > r.pending_pe))
+    keep = and_(r.pending, not_(drop))
+    same_epoch = r._replace(
+        view=view,
+        maximal=s.ite(keep, s.union(snap.isr, r.pending_isr), snap.isr),
+        pending=keep,
+        pending_isr=s.ite(keep, r.pending_isr, 0),
+        pending_pe=ite(keep, r.pending_pe, 0),
+    )
+    return enc.merge(
+        ne(r.role, LEADER),
+        promoted,
+        enc.merge(snap.le > r.view.le, new_epoch, same_epoch, Rep),
+        Rep,
+    )
+
+
+# --- lifecycle (model/actions/lifecycle.py) ------------------------------------------------------
+
+
+def fence_now(enc: Encoding, sym: Sym, broker: int) -> Sym:
+    outcome = rules.fence_broker(enc, sym.cur, sym.regs, broker)
+    sym = with_reg(sym, broker, sym.regs[broker - 1]._replace(fenced=True))
+    return commit(enc, sym, outcome)
+
+
+def fence(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        return and_(
+            sym.budget.fences > 0,
+            running(sym.brokers[broker - 1]),
+            not_(sym.regs[broker - 1].fenced),
+        )
+
+    def update(sym: Sym, _: Term) -> Sym:
+        return fence_now(enc, spend(sym, "fences"), broker)
+
+    return [Instance("fence", CONTROLLER, broker, None, guard, update)]
+
+
+def unfence(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        return and_(
+            eq(b.status, RUNNING),
+            sym.regs[broker - 1].fenced,
+            b.initialised,
+            eq(b.applied, sym.cur.pe),
+        )
+
+    def update(sym: Sym, _: Term) -> Sym:
+        outcome = rules.unfence_broker(enc, sym.cur, sym.regs, broker)
+        sym = with_reg(sym, broker, sym.regs[broker - 1]._replace(fenced=False))
+        return commit(enc, sym, outcome)
+
+    return [Instance("unfence", CONTROLLER, broker, None, guard, update)]
+
+
+def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        return and_(
+            sym.budget.clean_shutdowns > 0,
+            eq(sym.brokers[broker - 1].status, RUNNING),
+            rules.active(sym.regs, broker),
+        )
+
+    def update(sym: Sym, _: Term) -> Sym:
+        sym = spend(sym, "clean_shutdowns")
+        outcome = rules.controlled_shutdown(enc, sym.cur, sym.regs, broker)
+        sym = with_reg(sym, broker, sym.regs[broker - 1]._replace(shutdown=True))
+        sym = commit(enc, sym, outcome)
+        b = sym.brokers[broker - 1]
+        return with_broker(sym, broker, b._replace(status=SHUTTING_DOWN))
+
+    return [Instance("controlled_shutdown", broker, None, None, guard, update)]
+
+
+def go_offline(enc: Encoding, sym: Sym, broker: int, status: int, lose: bool) -> Sym:
+    b = sym.brokers[broker - 1]
+    r = b.replica
+    stopped = enc.new_replica() if lose else enc.new_replica(r.log, r.leo, imin(r.hwm, r.leo))
+    replica = enc.merge(r.present, stopped, enc.no_replica(), Rep)
+    b = b._replace(
+        status=status,
+        initialised=False,
+        replica=replica,
+        fetch=enc.no_fetch(),
+        ap=enc.no_ap_response(),
+    )
+    return with_broker(sym, broker, b)
+
+
+def shutdown_complete(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        return and_(eq(sym.brokers[broker - 1].status, SHUTTING_DOWN), ne(sym.cur.leader, broker))
+
+    def update(sym: Sym, _: Term) -> Sym:
+        sym = go_offline(enc, sym, broker, OFFLINE_CLEAN, lose=False)
+        return fence_now(enc, sym, broker)
+
+    return [Instance("shutdown_complete", broker, None, None, guard, update)]
+
+
+def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
+    name = "crash_lossy" if lossy else "crash"
+    budget = "lossy_unclean_shutdowns" if lossy else "unclean_shutdowns"
+
+    def guard(sym: Sym, _: Term) -> Term:
+        return and_(getattr(sym.budget, budget) > 0, running(sym.brokers[broker - 1]))
+
+    def update(sym: Sym, _: Term) -> Sym:
+        sym = go_offline(enc, spend(sym, budget), broker, OFFLINE_UNCLEAN, lose=lossy)
+        return enc.merge(sym.regs[broker - 1].fenced, sym, fence_now(enc, sym, broker))
+
+    return [Instance(name, broker, None, None, guard, update)]
+
+
+def restart(enc: Encoding, broker: int) -> list[Instance]:
+    cfg = enc.cfg
+
+    def guard(sym: Sym, _: Term) -> Term:
+        return not_(running(sym.brokers[broker - 1]))
+
+    def update(sym: Sym, _: Term) -> Sym:
+        b = sym.brokers[broker - 1]
+        old = sym.regs[broker - 1]
+        incarnation = b.incarnation + 1
+        epoch: Term = 0
+        for reg in sym.regs:
+            epoch = imax(epoch, reg.epoch)
+        epoch = epoch + 1
+        unclean: Term = False
+        if cfg.options.unclean_shutdown_handling:
+            previous = ite(eq(b.status, OFFLINE_CLEAN), b.epoch, -1)
+            unclean = ne(old.incarnation, incarnation)
+            if cfg.options.unclean_shutdown_detection == "previous-epoch":
+                unclean = and_(unclean, ne(previous, old.epoch))
+        outcome = rules.register_unclean(enc, sym.cur, sym.regs, broker)
+        sym = with_reg(sym, broker, Reg(True, False, epoch, incarnation))
+        sym = enc.merge(unclean, commit(enc, sym, outcome), sym)
+        b = Brk(
+            RUNNING,
+            epoch,
+            incarnation,
+            b.applied,
+            False,
+            b.replica,
+            enc.no_fetch(),
+            enc.no_ap_response(),
+        )
+        return with_broker(sym, broker, b)
+
+    return [Instance("restart", broker, None, None, guard, update)]
+
+
+# --- administration (model/actions/admin.py) -----------------------------------------------------
+
+
+def admin(enc: Encoding, name: str) -> list[Instance]:
+    budgets = {
+        "reassign": "reassignments",
+        "cancel_reassignment": "reassignment_cancels",
+        "elect_preferred": "preferred_elections",
+        "elect_unclean": "unclean_elections",
+    }
+    budget = budgets[name]
+    cfg = enc.cfg
+
+    def outcome(sym: Sym, target: tuple[int, ...] | None) -> rules.Outcome:
+        if name == "reassign":
+            assert target is not None
+            return rules.start_reassignment(enc, sym.cur, sym.regs, target)
+        if name == "cancel_reassignment":
+            return rules.cancel_reassignment(enc, sym.cur, sym.regs)
+        election = rules.PREFERRED if name == "elect_preferred" else rules.UNCLEAN
+        return rules.elect_leaders(enc, sym.cur, sym.regs, election)
+
+    out = []
+    targets: tuple[Any, ...] = cfg.targets if name == "reassign" else (None,)
+    for target in targets:
+        if target is not None and _target_refused(enc, target):
+            continue  # the controller refuses it in every state: never an action
+
+        def guard(sym: Sym, _: Term, target: Any = target) -> Term:
+            return and_(getattr(sym.budget, budget) > 0, outcome(sym, target).changed)
+
+        def update(sym: Sym, _: Term, target: Any = target) -> Sym:
+            sym = spend(sym, budget)
+            return commit(enc, sym, outcome(sym, target))
+
+        out.append(Instance(name, CONTROLLER, target, None, guard, update))
+    return out
+
+
+def _target_refused(enc: Encoding, target: tuple[int, ...]) -> bool:
+    """The start guards that depend on the target only (every broker is registered here)."""
+    options = enc.cfg.options
+    if not target and options.guard_on("reassignment.target_not_empty"):
+        return True
+    return len(set(target)) != len(target) and options.guard_on(
+        "reassignment.target_without_duplicates"
+    )
+
+
+def _per_broker(
+    build: Callable[[Encoding, int], list[Instance]],
+) -> Callable[[Encoding], list[Instance]]:
+    def instances(enc: Encoding) -> list[Instance]:
+        return [i for b in range(1, enc.n + 1) for i in build(enc, b)]
+
+    return instances
+
+
+_BUILDERS: dict[str, Callable[[Encoding], list[Instance]]] = {
+    "produce": _per_broker(produce),
+    "fetch": _per_broker(fetches),
+    "fetch_response": _per_broker(fetch_response),
+    "expand_isr": _per_broker(expand_isr),
+    "shrink_isr": _per_broker(shrink_isr),
+    "recover_leader": _per_broker(recover_leader),
+    "handle_alter_partition": _per_broker(handle_alter_partition),
+    "alter_partition_response": _per_broker(alter_partition_response),
+    "apply_metadata": _per_broker(apply_metadata),
+    "fence": _per_broker(fence),
+    "unfence": _per_broker(unfence),
+    "controlled_shutdown": _per_broker(controlled_shutdown),
+    "shutdown_complete": _per_broker(shutdown_complete),
+    "crash": _per_broker(lambda enc, b: crash(enc, b, lossy=False)),
+    "crash_lossy": _per_broker(lambda enc, b: crash(enc, b, lossy=True)),
+    "restart": _per_broker(restart),
+    "reassign": lambda enc: admin(enc, "reassign"),
+    "cancel_reassignment": lambda enc: admin(enc, "cancel_reassignment"),
+    "elect_preferred": lambda enc: admin(enc, "elect_preferred"),
+    "elect_unclean": lambda enc: admin(enc, "elect_unclean"),
+}

@@ -1,0 +1,296 @@
+"""The Hypothesis engine finds seeded bugs, shrinks them to short traces that replay, and runs the
+model-built state machines as ordinary tests.
+
+Default suite: the fast profile and the quick mutations, at fixed seeds. `-m slow`: the long
+profile on the correct models (the 5-broker ones included) and every violating mutation model
+within its stated budget. The machine tests are derandomised when `CI` is set (Hypothesis's
+convention); elsewhere each run draws fresh examples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis.stateful import run_state_machine_as_test
+
+from kafkarep.checking import RunOptions
+from kafkarep.cli.main import main
+from kafkarep.engines.explorer import Discovery, Exploration
+from kafkarep.engines.hypothesis_machine import (
+    PROFILES,
+    Violation,
+    explore,
+    hypothesis_settings,
+    machine_class,
+    new_session,
+    plan_for,
+)
+from kafkarep.engines.shorten import shorten
+from kafkarep.model.actions import Action, active, successors
+from kafkarep.model.config import ModelConfig, load_model
+from kafkarep.model.initial import initial_state
+from kafkarep.report import problems
+from properties.completeness import isr_members_complete
+from tests.helpers import ROOT
+
+LRS = ROOT / "models" / "v35_last_replica_standing.toml"
+SMALL = ROOT / "models" / "kip966_small.toml"
+MUTATIONS = ROOT / "models" / "mutations"
+LARGE = sorted((ROOT / "models" / "large").glob("*.toml"))
+CI = bool(os.environ.get("CI"))
+
+
+def _check(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    summary = tmp_path / "summary.json"
+    code = main(["check", "--quiet", "--reports", str(tmp_path), "--json", str(summary), *args])
+    return code, json.loads(summary.read_text())["models"][0]
+
+
+def _results(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["property"]: r for r in report["results"]}
+
+
+def _path_of(cfg: ModelConfig, actions: list[Action]) -> tuple[int, ...]:
+    state, path = initial_state(cfg), []
+    for wanted in actions:
+        options = list(successors(cfg, state))
+        index = next(i for i, (action, _) in enumerate(options) if action == wanted)
+        path.append(index)
+        state = options[index][1]
+    return tuple(path)
+
+
+# --- the machine ---------------------------------------------------------------------------------
+
+
+def test_the_machine_is_built_from_the_model() -> None:
+    cfg = load_model(LRS)
+    machine = machine_class(new_session(cfg))
+    rules = {r.function.__name__ for r in machine.setup_state().rules}
+    assert rules == {f.name for f in active(cfg)} | {"stutter"}
+    assert "reassign" not in rules and "crash_lossy" in rules  # only what the budgets allow
+    assert [i.function.__name__ for i in machine.setup_state().invariants] == [
+        "always_properties_hold"
+    ]
+    assert machine.__name__ == "V35LastReplicaStandingMachine"
+
+
+def test_a_machine_failure_carries_a_replayable_path() -> None:
+    cfg = load_model(MUTATIONS / "hwm_below_min_isr.toml")
+    plan = plan_for(cfg, (("seed", 3), ("examples", 200)))
+    machine = machine_class(new_session(cfg))
+    with pytest.raises(Violation) as raised:
+        run_state_machine_as_test(machine, settings=hypothesis_settings(plan, derandomize=True))
+    violation = raised.value
+    names = [name for name, _ in violation.clauses]
+    assert any(name.startswith(("min_isr_commit", "leader_candidate")) for name in names)
+    state = initial_state(cfg)
+    for index in violation.path:
+        state = list(successors(cfg, state))[index][1]
+    assert any(check(cfg, state) for name, check in machine.session.always if name in names)
+
+
+def test_shorten_drops_the_steps_a_violation_does_not_need() -> None:
+    """The 5-step Last Replica Standing with four unrelated steps mixed in shortens back to 5."""
+    cfg = load_model(LRS)
+    padded = [
+        Action("produce", 1),
+        Action("fetch", 3),  # broker 3 (fenced, out of sync) fetching changes nothing that matters
+        Action("fence", 0, 2),
+        Action("fetch_response", 3),
+        Action("apply_metadata", 2, 1),
+        Action("apply_metadata", 1, 1),
+        Action("apply_metadata", 3, 1),
+        Action("crash_lossy", 1),
+        Action("restart", 1),
+    ]
+    path = _path_of(cfg, padded)
+
+    def violated(state: Any) -> bool:
+        return isr_members_complete(cfg, state) is not None
+
+    short = shorten(cfg, path, violated)
+    assert len(short) == 5
+    state = initial_state(cfg)
+    names = []
+    for index in short:
+        action, state = list(successors(cfg, state))[index]
+        names.append(action.name)
+    assert violated(state)
+    assert names == ["produce", "fence", "apply_metadata", "crash_lossy", "restart"]
+
+
+# --- the engine through `kafkarep check` ---------------------------------------------------------
+
+
+def test_finds_last_replica_standing_shrinks_it_and_the_trace_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = _check(tmp_path, "--engine", "hypothesis", "--seed", "4", str(LRS))
+    assert code == 0, report["problems"]
+    assert report["engine"] == "hypothesis" and not report["complete"]
+    results = _results(report)
+    lcc = results["leader_candidate_completeness.isr"]
+    lc = results["leader_completeness.committed_log"]
+    assert lcc["status"] == "violated" and 5 <= lcc["trace_length"] <= 10
+    assert lc["status"] == "violated" and 7 <= lc["trace_length"] <= 14
+    assert results["log_matching.stable_prefix"]["status"] == "holds"
+    details = report["details"]
+    assert details["seed"] == 4 and "--seed 4" in details["rerun"]
+    assert details["examples to find"]["leader_candidate_completeness.isr"] <= 500
+    assert details["action frequencies"]["crash_lossy"] > 0
+    out = capsys.readouterr().out
+    assert "seed: 4" in out and "rerun: kafkarep check" in out
+    for result in (lcc, lc):
+        document = json.loads(Path(result["trace_file"]).read_text())
+        assert document["#meta"]["kafkarep"]["engine"] == "hypothesis"
+        assert len(document["states"]) == result["trace_length"] + 1
+        assert main(["replay", "--quiet", result["trace_file"]]) == 0
+
+
+def test_the_same_seed_gives_the_same_run() -> None:
+    cfg = load_model(MUTATIONS / "hwm_below_min_isr.toml")
+    options = RunOptions(engine="hypothesis", engine_args=(("seed", 11), ("examples", 300)))
+    first, second = explore(cfg, options, None), explore(cfg, options, None)
+    assert first.violations and first.violations == second.violations
+    assert first.reached == second.reached
+    assert first.distinct_states == second.distinct_states
+    assert first.details == second.details
+    other = explore(cfg, options._replace(engine_args=(("seed", 12), ("examples", 300))), None)
+    assert dict(other.details)["seed"] == 12 and other.details != first.details
+
+
+def test_a_correct_model_holds_under_the_fast_profile(tmp_path: Path) -> None:
+    examples, steps = PROFILES["fast"]
+    args = ("--engine", "hypothesis", "--seed", "1", "--examples", str(examples))
+    code, report = _check(tmp_path, *args, "--steps", str(steps), str(SMALL))
+    assert code == 0, report["problems"]
+    assert not any(r["status"] == "violated" for r in report["results"])
+    assert report["stop_reason"] == "sampled 100 examples of up to 30 steps"
+    assert report["distinct_states"] > 100 and report["generated_states"] > 1000
+    reached = {r["property"] for r in report["results"] if r["status"] == "reached"}
+    assert {"record_committed", "leader_changed"} <= reached
+    assert report["details"]["swarm"].endswith("held back on average")
+
+
+def test_swarm_off_and_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "m.toml"
+    base = SMALL.read_text()
+    model.write_text(base + "\n[hypothesis]\nswarm = false\nexamples = 20\nsteps = 10\nseed = 5\n")
+    code, report = _check(tmp_path, "--engine", "hypothesis", str(model))
+    assert code == 0 and report["details"]["swarm"] == "off"
+    assert (
+        report["details"]["seed"] == 5 and "--examples 20 --steps 10" in report["details"]["rerun"]
+    )
+    capsys.readouterr()
+    check = ["check", "--reports", str(tmp_path), "--engine", "hypothesis"]
+    assert main([*check, "--examples", "0", str(SMALL)]) == 2
+    assert "--examples must be at least 1" in capsys.readouterr().err
+    model.write_text(base + '\n[hypothesis]\nprofile = "endless"\n')
+    assert main([*check, str(model)]) == 2
+    err = capsys.readouterr().err
+    assert "profile 'endless' is unknown" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_time_limit_stops_a_sampled_run(tmp_path: Path) -> None:
+    args = ("--engine", "hypothesis", "--seed", "1", "--examples", "100000", "--max-seconds", "1")
+    code, report = _check(tmp_path, *args, str(LARGE[0]))
+    assert code == 0, report["problems"]
+    assert report["stop_reason"] == "time limit 1s" and report["seconds"] < 15
+
+
+def test_sampled_runs_are_judged_as_samples() -> None:
+    cfg, holds = load_model(LRS), load_model(SMALL)
+    path = (0,) * 12
+
+    def run(depths: dict[str, int], stop: str = "expected violations found") -> Exploration:
+        found = {name: Discovery(name, depth, path[:depth], "w") for name, depth in depths.items()}
+        reached = {name: Discovery(name, 1, (0,), None) for name in holds.expect.reached}
+        return Exploration(10, 20, 12, 1.0, False, stop, found, reached)
+
+    within = run({"leader_completeness.committed_log": 9, "leader_candidate_completeness.isr": 10})
+    assert problems(cfg, within, sampled=True) == ()
+    assert problems(cfg, within) != ()  # the explorer's own depths are exact
+    too_long = run(
+        {"leader_completeness.committed_log": 15, "leader_candidate_completeness.isr": 5}
+    )
+    assert any("should have 7 to 14" in p for p in problems(cfg, too_long, sampled=True))
+    assert problems(holds, run({}, "sampled 10 examples"), sampled=True) == ()
+    assert problems(holds, run({}, "sampled 10 examples")) != ()  # the explorer's must complete
+
+
+# --- mutations: found within a stated budget, shrunk to at most twice the shortest --------------
+
+# Seed and examples budget per mutation (the figures in docs/readme/hypothesis.md).
+BUDGETS = {
+    "hwm_below_min_isr": (1, 200),
+    "elr_keeps_unclean_shutdown": (1, 500),
+    "isr_join_fetch_offset_at_hwm": (1, 500),
+    "alter_partition_broker_epoch": (1, 5000),
+    "alter_partition_partition_epoch": (1, 20000),
+    "isr_join_fetch_offset_at_leso": (1, 20000),
+}
+QUICK = {"hwm_below_min_isr", "elr_keeps_unclean_shutdown", "isr_join_fetch_offset_at_hwm"}
+
+
+def _violating_mutations() -> list[Any]:
+    params = []
+    for path in sorted(MUTATIONS.glob("*.toml")):
+        if load_model(path).expect.result != "violates":
+            continue  # a guard that turned out redundant: nothing to find
+        marks = [] if path.stem in QUICK else [pytest.mark.slow]
+        params.append(pytest.param(path, id=path.stem, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("path", _violating_mutations())
+def test_every_violating_mutation_is_found_and_shrunk(path: Path, tmp_path: Path) -> None:
+    seed, examples = BUDGETS.get(path.stem, (1, 20000))
+    args = ("--engine", "hypothesis", "--seed", str(seed), "--examples", str(examples))
+    code, report = _check(tmp_path, *args, str(path))
+    assert code == 0, report["problems"]  # found, and no longer than twice the pinned depth
+    results = _results(report)
+    for name, depth in load_model(path).expect.violates:
+        hits = [r for p, r in results.items() if p == name or p.startswith(name + ".")]
+        found = [r for r in hits if r["status"] == "violated"]
+        assert found, name
+        assert depth is None or min(r["trace_length"] for r in found) <= 2 * depth
+        for result in found:
+            assert main(["replay", "--quiet", result["trace_file"]]) == 0
+
+
+# --- the machines as ordinary tests --------------------------------------------------------------
+
+
+def _machine_test(path: Path, profile: str) -> type:
+    cfg = load_model(path)
+    examples, steps = PROFILES[profile]
+    plan = plan_for(cfg, (("examples", examples), ("steps", steps), ("seed", 0)))
+    case: type = machine_class(new_session(cfg)).TestCase
+    case.settings = hypothesis_settings(plan, derandomize=CI, quiet=False)  # type: ignore[attr-defined]
+    return case
+
+
+TestKip966SmallFast = _machine_test(SMALL, "fast")
+TestKip966FiveBrokersFast = _machine_test(
+    ROOT / "models" / "large" / "kip966_5_brokers.toml", "fast"
+)
+TestReassignmentFast = _machine_test(ROOT / "models" / "reassignment.toml", "fast")
+TestKip966SmallLong = pytest.mark.slow(_machine_test(SMALL, "long"))
+TestReassignmentLong = pytest.mark.slow(
+    _machine_test(ROOT / "models" / "reassignment.toml", "long")
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", LARGE, ids=[p.stem for p in LARGE])
+def test_large_models_hold_under_the_long_profile(path: Path, tmp_path: Path) -> None:
+    examples, steps = PROFILES["long"]
+    args = ("--engine", "hypothesis", "--seed", "1", "--examples", str(examples))
+    code, report = _check(tmp_path, *args, "--steps", str(steps), str(path))
+    assert code == 0, report["problems"]
+    assert not any(r["status"] == "violated" for r in report["results"])

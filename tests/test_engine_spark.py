@@ -1,0 +1,275 @@
+"""The Spark engine gives the local explorer's answers: the same distinct and generated counts,
+depth, verdicts and the same shortest counterexamples (the same paths), on embedded Spark and on
+a local cluster of separate executor processes; an injected task failure is retried without
+changing them, and a run killed between levels resumes from its work dir to the same counts.
+
+The default run shares one embedded Spark (local[2]) across this module; the local cluster, the
+killed run and the bigger models are `slow` (and `spark`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkarep.checking import RunOptions
+from kafkarep.checking import explore as explorer_engine
+from kafkarep.cli.errors import UsageError
+from kafkarep.cli.main import main
+from kafkarep.engines import spark, spark_tasks
+from kafkarep.engines.explorer import Exploration, Limits
+from kafkarep.model.config import ModelConfig, load_model
+from kafkarep.report import problems
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.spark
+
+MODELS = ROOT / "models"
+LRS = MODELS / "v35_last_replica_standing.toml"
+SMALL = MODELS / "mutations" / "hwm_below_min_isr.toml"  # 3 levels, a seeded bug
+DEEP = MODELS / "zookeeper_unclean_kraft.toml"  # holds, 26 levels of a few hundred states
+# Small enough for the default run: full explorations (to the expected violations).
+DEFAULT_MODELS = [
+    SMALL,
+    MODELS / "zookeeper_unclean.toml",
+    MODELS / "mutations" / "elr_keeps_unclean_shutdown.toml",
+    MODELS / "mutations" / "isr_join_fetch_offset_at_hwm.toml",
+    LRS,
+]
+BIG = 300_000  # models pinned above this (or not pinned) are compared on a bounded run
+
+
+def outcome(e: Exploration) -> dict[str, Any]:
+    """Everything two engines must agree on."""
+    return {
+        "distinct": e.distinct_states,
+        "generated": e.generated_states,
+        "depth": e.depth,
+        "complete": e.complete,
+        "stop": e.stop_reason,
+        "violations": {n: (d.depth, d.path, d.witness) for n, d in sorted(e.violations.items())},
+        "reached": {n: (d.depth, d.path) for n, d in sorted(e.reached.items())},
+    }
+
+
+def run_explorer(cfg: ModelConfig, limits: Limits | None = None) -> Exploration:
+    return explorer_engine(cfg, RunOptions(limits=limits, workers=1), None)
+
+
+def run_spark(cfg: ModelConfig, limits: Limits | None = None, **engine: Any) -> Exploration:
+    options = RunOptions(engine="spark", limits=limits, engine_args=tuple(engine.items()))
+    return spark.explore(cfg, options, None)
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[Any]:
+    sc = spark.start_spark("local[2]")
+    try:
+        yield sc
+    finally:
+        sc.stop()
+
+
+@pytest.mark.parametrize("model", DEFAULT_MODELS, ids=lambda p: p.stem)
+def test_same_answers_as_the_explorer(embedded: Any, model: Path) -> None:
+    cfg = load_model(model)
+    expected, found = run_explorer(cfg), run_spark(cfg)
+    assert outcome(found) == outcome(expected)
+    assert problems(cfg, found) == problems(cfg, expected)
+    if cfg.expect.result == "violates":  # a seeded bug is found, with its shortest trace
+        assert found.violations
+        for name, depth in cfg.expect.violates:
+            hits = [d for clause, d in found.violations.items() if clause.startswith(name)]
+            assert hits and (depth is None or min(d.depth for d in hits) == depth)
+    assert dict(found.details)["master"] == "local[2,4]"
+
+
+def test_partition_count_does_not_change_the_answers(embedded: Any) -> None:
+    cfg = load_model(SMALL)
+    found = run_spark(cfg, partitions=5)
+    assert dict(found.details)["partitions"] == 5
+    assert outcome(found) == outcome(run_explorer(cfg))
+
+
+def test_state_and_depth_limits_stop_at_the_same_level(embedded: Any) -> None:
+    cfg = load_model(MODELS / "kip966_small.toml")
+    for limits in (Limits(max_depth=5), Limits(max_states=400)):
+        expected, found = run_explorer(cfg, limits), run_spark(cfg, limits)
+        assert not found.complete
+        assert outcome(found) == outcome(expected)
+
+
+def test_cli_summary_exit_codes_and_replayable_traces(
+    embedded: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summaries = {}
+    for engine in ("explorer", "spark"):
+        summary = tmp_path / f"{engine}.json"
+        args = ["check", "--quiet", "--engine", engine, "--workers", "1", "--json", str(summary)]
+        assert main([*args, "--reports", str(tmp_path / engine), str(SMALL)]) == 0
+        summaries[engine] = json.loads(summary.read_text())["models"][0]
+    local, distributed = summaries["explorer"], summaries["spark"]
+    assert distributed["engine"] == "spark" and distributed["expectations_met"]
+    for field in ("distinct_states", "generated_states", "depth", "complete", "stop_reason"):
+        assert distributed[field] == local[field]
+    lengths = {r["property"]: (r["status"], r["trace_length"]) for r in distributed["results"]}
+    assert lengths == {r["property"]: (r["status"], r["trace_length"]) for r in local["results"]}
+    trace = next(r["trace_file"] for r in distributed["results"] if r["status"] == "violated")
+    assert main(["replay", "--quiet", trace]) == 0
+
+    # an expectation not met (the pinned depth) is exit code 1, as with the explorer
+    wrong = tmp_path / "wrong_depth.toml"
+    wrong.write_text(SMALL.read_text().replace("min_isr_commit = 3", "min_isr_commit = 4"))
+    assert (
+        main(["check", "--quiet", "--engine", "spark", "--reports", str(tmp_path), str(wrong)]) == 1
+    )
+    assert main(["check", "--quiet", "--engine", "spark", "--resume", str(SMALL)]) == 2
+    assert "--resume needs --workdir" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stage", ["materialize", "decide"])
+def test_failed_task_is_retried_with_the_same_answers(
+    embedded: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str
+) -> None:
+    monkeypatch.setenv(spark_tasks.FAULT_ENV, f"{stage}:1")
+    cfg = load_model(SMALL)
+    found = run_spark(cfg, workdir=tmp_path)
+    attempts = sorted(p.name for p in (tmp_path / "faults").iterdir())
+    assert attempts == [f"{stage}-1-attempt0", f"{stage}-1-attempt1"]  # failed, then retried
+    assert outcome(found) == outcome(run_explorer(cfg))
+
+
+def test_resume_continues_a_stopped_run_to_the_same_counts(embedded: Any, tmp_path: Path) -> None:
+    cfg = load_model(MODELS / "mutations" / "elr_keeps_unclean_shutdown.toml")
+    first = run_spark(cfg, Limits(max_depth=3), workdir=tmp_path)
+    assert first.stop_reason == "depth limit 3"
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["depth"] == 3 and manifest["distinct"] == first.distinct_states
+    assert [p.name for p in tmp_path.glob("level-*")] == ["level-00003"]
+    resumed = run_spark(cfg, workdir=tmp_path, resume=True)
+    assert outcome(resumed) == outcome(run_explorer(cfg))
+
+    with pytest.raises(UsageError, match="another model sha256"):
+        run_spark(load_model(SMALL), workdir=tmp_path, resume=True)
+    with pytest.raises(UsageError, match="not found"):
+        run_spark(cfg, workdir=tmp_path / "nothing", resume=True)
+
+
+# --- slow: separate processes, bigger models ------------------------------------------------
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`kafkarep check ...` in its own process group (so a test can kill Spark with it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kafkarep", "check", "--quiet", *args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def finish(process: subprocess.Popen[str], seconds: float = 600) -> int:
+    try:
+        _, err = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    assert process.returncode in (0, 1), err[-2000:]
+    return process.returncode
+
+
+@pytest.mark.slow
+def test_local_cluster_with_a_failed_task(tmp_path: Path) -> None:
+    """Two executor JVMs with their own Python workers: states, fingerprints and the code
+    itself (shipped as a zip) cross process boundaries; a task fails once on an executor."""
+    summary = tmp_path / "summary.json"
+    process = cli(
+        "--engine",
+        "spark",
+        "--master",
+        "local-cluster[2,1,1024]",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--reports",
+        str(tmp_path),
+        "--json",
+        str(summary),
+        str(LRS),
+        env={spark_tasks.FAULT_ENV: "expand:2"},
+    )
+    assert finish(process) == 0
+    report = json.loads(summary.read_text())["models"][0]
+    assert report["engine"] == "spark" and report["details"]["master"].startswith("local-cluster")
+    expected = run_explorer(load_model(LRS))
+    assert report["distinct_states"] == expected.distinct_states
+    assert report["generated_states"] == expected.generated_states
+    assert report["depth"] == expected.depth
+    lengths = {r["property"]: r["trace_length"] for r in report["results"] if r["trace_length"]}
+    assert lengths == {
+        **{n: d.depth for n, d in expected.violations.items()},
+        **{n: d.depth for n, d in expected.reached.items()},
+    }
+    faults = sorted(p.name for p in (tmp_path / "work" / "faults").iterdir())
+    assert faults == ["expand-2-attempt0", "expand-2-attempt1"]
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_to_the_same_counts(embedded: Any, tmp_path: Path) -> None:
+    work, scratch = tmp_path / "work", tmp_path / "scratch"  # what the killed run leaves behind
+    scratch.mkdir()
+    process = cli(
+        *("--engine", "spark", "--workdir", str(work), "--reports", str(tmp_path), str(DEEP)),
+        env={
+            "TMPDIR": str(scratch),
+            "SPARK_LOCAL_DIRS": str(scratch),
+            "SPARK_SUBMIT_OPTS": f"-Djava.io.tmpdir={scratch}",
+        },
+    )
+    manifest = work / "manifest.json"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if manifest.is_file() and json.loads(manifest.read_text())["depth"] >= 8:
+            break
+        time.sleep(0.2)
+    assert process.poll() is None, "the run ended before it could be killed"
+    os.killpg(process.pid, signal.SIGKILL)  # the driver, its JVM and the Python workers
+    process.communicate()
+    killed_at = json.loads(manifest.read_text())["depth"]
+    assert killed_at >= 8
+
+    summary = tmp_path / "resumed.json"
+    args = ["check", "--quiet", "--engine", "spark", "--workdir", str(work), "--resume"]
+    assert main([*args, "--reports", str(tmp_path), "--json", str(summary), str(DEEP)]) == 0
+    report = json.loads(summary.read_text())["models"][0]
+    expected = run_explorer(load_model(DEEP))
+    assert expected.complete and report["complete"]
+    assert report["distinct_states"] == expected.distinct_states
+    assert report["generated_states"] == expected.generated_states
+    assert report["depth"] == expected.depth
+
+
+def every_other_model() -> list[Path]:
+    return sorted(p for p in MODELS.rglob("*.toml") if p not in DEFAULT_MODELS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", every_other_model(), ids=lambda p: p.stem)
+def test_same_answers_on_every_model(embedded: Any, model: Path) -> None:
+    cfg = load_model(model)
+    pinned = cfg.expect.distinct_states or 0
+    limits = Limits(max_states=50_000) if not pinned or pinned > BIG else None
+    expected, found = run_explorer(cfg, limits), run_spark(cfg, limits)
+    assert outcome(found) == outcome(expected)
+    assert problems(cfg, found) == problems(cfg, expected)
