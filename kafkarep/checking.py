@@ -54,6 +54,7 @@ def explore(
         progress=progress,
         symmetry=symmetry,
         workers=options.workers or default_workers(),
+        spill_after=dict(options.engine_args).get("spill_after"),
     )
     return explorer.run()
 

@@ -57,6 +57,14 @@ def add_parser(commands: Any) -> None:
         metavar="N",
         help="explorer worker processes (default: every core; 1: in-process)",
     )
+    parser.add_argument(
+        "--spill-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="explorer: states a worker holds in memory before the rest of a level goes to "
+        "disk (default: half the available memory; 0: never)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines or trace tables")
     spark = parser.add_argument_group("spark engine")
     spark.add_argument("--master", default=None, metavar="URL", help="Spark master (local[*])")
@@ -75,7 +83,16 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-ENGINE_FLAGS = ("master", "partitions", "workdir", "resume", "examples", "steps", "seed")
+ENGINE_FLAGS = (
+    "spill_after",
+    "master",
+    "partitions",
+    "workdir",
+    "resume",
+    "examples",
+    "steps",
+    "seed",
+)
 
 
 def engine_args(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:
@@ -99,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         (args.max_states, "--max-states"),
         (args.max_depth, "--max-depth"),
         (args.workers, "--workers"),
+        (args.spill_after, "--spill-after"),
         (args.partitions, "--partitions"),
         (args.examples, "--examples"),
         (args.steps, "--steps"),

@@ -87,6 +87,18 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
+BYTES_PER_HELD_STATE = 2048  # a state's Python objects and digests, measured with room to spare
+
+
+def default_spill_after(workers: int) -> int:
+    """States each worker may hold before spilling: half of the memory available now."""
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 0
+    return max(1 << 16, available // 2 // workers // BYTES_PER_HELD_STATE)
+
+
 class Explorer:
     def __init__(
         self,
@@ -98,6 +110,7 @@ class Explorer:
         progress_every: float = 2.0,
         symmetry: bool = False,
         workers: int = 1,
+        spill_after: int | None = None,
     ) -> None:
         self.cfg = cfg
         chosen = tuple(properties)
@@ -114,6 +127,8 @@ class Explorer:
         self.progress_every = progress_every
         self.symmetry = symmetry
         self.workers = max(1, workers)
+        # States a worker holds in memory before the rest of the level goes to disk.
+        self.spill_after = default_spill_after(self.workers) if spill_after is None else spill_after
 
     def run(self) -> Exploration:
         # States are acyclic tuples: the cycle collector only costs time (2-3x) while millions
@@ -178,6 +193,7 @@ class Explorer:
                 reason = f"time limit {limits.max_seconds:g}s"
                 break
         seconds = time.monotonic() - start
+        spilled = pool.spilled()
         if self.progress:
             self.progress(Progress(distinct, generated, depth, 0, seconds, done=True))
         result = Exploration(
@@ -193,6 +209,7 @@ class Explorer:
             collision_probability(distinct, generated),
             seen.nbytes,
             links.bytes_on_disk(),
+            details=(("spilled_states", spilled),) if spilled else (),
         )
         return result
 
@@ -254,9 +271,7 @@ class _Pool:
         self.workdir = Path(tempfile.mkdtemp(prefix="kafkarep-explore-"))
         self.counters: Any = None
         if self.size == 1:
-            self.local: Worker | None = Worker(
-                explorer.cfg, explorer.always, explorer.sometimes, explorer.symmetry, self._tick
-            )
+            self.local: Worker | None = _worker(explorer, self.workdir, self._tick)
             self.conns: list[Connection] = []
             self.procs: list[Any] = []
         else:
@@ -267,7 +282,9 @@ class _Pool:
             for index in range(self.size):
                 parent, child = context.Pipe()
                 proc = context.Process(
-                    target=_serve, args=(child, explorer, index, self.counters), daemon=True
+                    target=_serve,
+                    args=(child, explorer, index, self.counters, self.workdir),
+                    daemon=True,
                 )
                 proc.start()
                 child.close()
@@ -410,6 +427,9 @@ class _Pool:
                     found[name] = (position, witness)
         return found
 
+    def spilled(self) -> int:
+        return sum(self._call_all("spilled_count", [()] * self.size))
+
     def close(self) -> None:
         for conn in self.conns:
             with contextlib.suppress(BrokenPipeError, OSError):
@@ -425,14 +445,26 @@ class _Failure(NamedTuple):
     message: str
 
 
-def _serve(conn: Connection, explorer: Explorer, index: int, counters: Any) -> None:
+def _worker(explorer: Explorer, workdir: Path, tick: Callable[[int, int], None]) -> Worker:
+    return Worker(
+        explorer.cfg,
+        explorer.always,
+        explorer.sometimes,
+        explorer.symmetry,
+        tick,
+        workdir,
+        explorer.spill_after,
+    )
+
+
+def _serve(conn: Connection, explorer: Explorer, index: int, counters: Any, workdir: Path) -> None:
     """A worker process: run the explorer's commands until told to stop."""
 
     def tick(expanded: int, generated: int) -> None:
         counters[2 * index] = expanded
         counters[2 * index + 1] = generated
 
-    worker = Worker(explorer.cfg, explorer.always, explorer.sometimes, explorer.symmetry, tick)
+    worker = _worker(explorer, workdir, tick)
     while True:
         try:
             method, args = conn.recv()

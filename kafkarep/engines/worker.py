@@ -9,13 +9,14 @@ explorer's, so one in-process worker and several worker processes give the same 
 from __future__ import annotations
 
 import gc
-import pickle
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from kafkarep.engines.frontier import Frontier, dumps, loads
 from kafkarep.engines.seen import contains_sorted
 from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
@@ -45,25 +46,34 @@ class Worker:
         sometimes: list[tuple[str, Callable[..., Any]]],
         symmetry: bool = False,
         tick: Callable[[int, int], None] | None = None,
+        workdir: Path | None = None,
+        spill_after: int = 0,
     ) -> None:
         self.cfg = cfg
         self.always = always
         self.sometimes = dict(sometimes)
         self.symmetry = symmetry
         self.tick = tick  # progress hook: (states expanded, successors generated) so far
-        self.frontier: list[ClusterState] = []
-        self.frontier_digests: list[tuple[bytes, ...]] = []
+        self.workdir = workdir or Path(".")
+        # States held in memory before the rest of a level goes to disk, counting the level
+        # being expanded and the candidates for the next one (0: never spill).
+        self.spill_after = spill_after
+        self.frontier = self._level()
         self.positions = np.empty(0, dtype=np.int64)
-        self._new: list[ClusterState] = []
-        self._new_digests: list[tuple[bytes, ...]] = []
+        self._new = self._level()
+        self.spilled = 0
+
+    def _level(self) -> Frontier:
+        return Frontier(self.workdir, self.spill_after // 2)
 
     # --- one level ------------------------------------------------------------------------
 
     def start(self, state: ClusterState) -> int:
-        self.frontier = [state]
-        self.frontier_digests = [digests(state)]
+        parts = digests(state)
+        self.frontier = self._level()
+        self.frontier.append((state, parts))
         self.positions = np.zeros(1, dtype=np.int64)
-        return self._key(state, self.frontier_digests[0])
+        return self._key(state, parts)
 
     def _key(self, state: ClusterState, parts: tuple[bytes, ...]) -> int:
         if self.symmetry:
@@ -86,8 +96,8 @@ class Worker:
         first: dict[int, int] = {}  # fp -> index into the lists below
         fps: list[int] = []
         keys: list[int] = []
-        states: list[ClusterState] = []
-        parts_list: list[tuple[bytes, ...]] = []
+        new = self._level()
+        append = new.append
         batch_fp: list[int] = []
         batch: list[tuple[int, int, ClusterState, tuple[bytes, ...]]] = []
         hits: dict[str, int] = {}
@@ -105,16 +115,13 @@ class Worker:
                 first[fp] = len(fps)
                 fps.append(fp)
                 keys.append(key)
-                states.append(state)
-                parts_list.append(parts)
+                append((state, parts))
             batch.clear()
             batch_fp.clear()
 
         symmetry = self.symmetry
         positions = self.positions.tolist()
-        for local, (state, parent_parts) in enumerate(
-            zip(self.frontier, self.frontier_digests, strict=True)
-        ):
+        for local, (state, parent_parts) in enumerate(self.frontier):
             base = positions[local] << ACTION_BITS
             for index, (action, after) in enumerate(successors(cfg, state)):
                 generated += 1
@@ -138,7 +145,7 @@ class Worker:
                     timed_out = True
                     break
         flush()
-        self._new, self._new_digests = states, parts_list
+        self._new = new
         return Candidates(
             np.array(fps, dtype=np.uint64),
             np.array(keys, dtype=np.int64),
@@ -149,9 +156,14 @@ class Worker:
 
     def keep(self, chosen: np.ndarray) -> None:
         """Keep the chosen candidates (indices, in next-level order) as the next frontier."""
-        self.frontier = [self._new[i] for i in chosen.tolist()]
-        self.frontier_digests = [self._new_digests[i] for i in chosen.tolist()]
-        self._new, self._new_digests = [], []
+        self.frontier.clear()
+        level = self._level()
+        # Increasing: a worker makes its candidates in key order (parent position, action).
+        assert chosen.size < 2 or bool(np.all(chosen[1:] > chosen[:-1]))
+        level.extend(self._new.pick(chosen.tolist()))
+        self.spilled += self._new.spilled + level.spilled
+        self._new.clear()
+        self.frontier = level
 
     def place(self, positions: np.ndarray) -> None:
         self.positions = positions.astype(np.int64)
@@ -162,7 +174,7 @@ class Worker:
         found: dict[str, tuple[int, str]] = {}
         cfg = self.cfg
         todo = [(n, c) for n, c in self.always if n not in skip]
-        for position, state in zip(self.positions.tolist(), self.frontier, strict=True):
+        for position, (state, _) in zip(self.positions.tolist(), self.frontier, strict=True):
             for name, check in todo:
                 if name in found:
                     continue
@@ -174,31 +186,14 @@ class Worker:
     # --- rebalancing -------------------------------------------------------------------------
 
     def give(self, count: int, from_end: bool) -> bytes:
-        """Hand over `count` frontier states (pickled), from the end or the start."""
-        if count <= 0:
-            return pickle.dumps(([], []), protocol=pickle.HIGHEST_PROTOCOL)
-        if from_end:
-            out = (self.frontier[-count:], self.frontier_digests[-count:])
-            self.frontier, self.frontier_digests = (
-                self.frontier[:-count],
-                self.frontier_digests[:-count],
-            )
-        else:
-            out = (self.frontier[:count], self.frontier_digests[:count])
-            self.frontier, self.frontier_digests = (
-                self.frontier[count:],
-                self.frontier_digests[count:],
-            )
-        return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+        """Hand over `count` frontier states, from the end or the start."""
+        return dumps(self.frontier.give(count, from_end) if count > 0 else [])
 
     def take(self, data: bytes, at_end: bool) -> None:
-        states, parts = pickle.loads(data)
-        if at_end:
-            self.frontier += states
-            self.frontier_digests += parts
-        else:
-            self.frontier = states + self.frontier
-            self.frontier_digests = parts + self.frontier_digests
+        self.frontier.take(loads(data), at_end)
+
+    def spilled_count(self) -> int:
+        return self.spilled
 
     def size(self) -> int:
         return len(self.frontier)

@@ -30,9 +30,15 @@ BY_NAME = {family.name: family for family in FAMILIES}
 
 @cache
 def active(cfg: ModelConfig) -> tuple[Family, ...]:
-    """The families a model can ever enable: a fault whose budget starts at 0 never is. (Order
-    is kept, so action indices are the same as over all of `FAMILIES`.)"""
-    return tuple(f for f in FAMILIES if f.budget is None or getattr(cfg.budget, f.budget) > 0)
+    """The families a model can ever enable: a fault whose budget starts at 0 never is, nor a
+    family that says the model cannot enable it. (Order is kept, so action indices are the same
+    as over all of `FAMILIES`.)"""
+    return tuple(
+        f
+        for f in FAMILIES
+        if (f.budget is None or getattr(cfg.budget, f.budget) > 0)
+        and (f.possible is None or f.possible(cfg))
+    )
 
 
 def enabled(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:

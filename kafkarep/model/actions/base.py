@@ -41,3 +41,6 @@ class Family(NamedTuple):
     apply: Callable[[ModelConfig, ClusterState, Action], ClusterState]
     budget: str | None  # the fault budget it spends, None for a healing action
     doc: str
+    # Whether a model can ever enable it, when that is known from the model alone (a broker
+    # can only restart after a fault took it down): the explorer then never asks.
+    possible: Callable[[ModelConfig], bool] | None = None

@@ -153,6 +153,12 @@ def _stopped(replica: Replica, lose_data: bool) -> Replica:
     return Replica(log=log, hwm=min(replica.hwm, len(log)))
 
 
+def _can_go_offline(cfg: ModelConfig) -> bool:
+    """Every broker starts running (initial.py); only a shutdown takes one down."""
+    b = cfg.budget
+    return b.clean_shutdowns + b.unclean_shutdowns + b.lossy_unclean_shutdowns > 0
+
+
 def restart_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     for broker_id in cfg.broker_ids:
         if state.broker(broker_id).status not in RUNNING:
@@ -196,6 +202,7 @@ FAMILIES = (
         shutdown_complete,
         None,
         "a broker leading nothing finishes its controlled shutdown",
+        lambda cfg: cfg.budget.clean_shutdowns > 0,
     ),
     Family(
         "crash",
@@ -211,5 +218,12 @@ FAMILIES = (
         "lossy_unclean_shutdowns",
         "an unclean shutdown that loses the log",
     ),
-    Family("restart", restart_actions, restart, None, "an offline broker starts and registers"),
+    Family(
+        "restart",
+        restart_actions,
+        restart,
+        None,
+        "an offline broker starts and registers",
+        _can_go_offline,
+    ),
 )

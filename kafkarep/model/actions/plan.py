@@ -73,6 +73,10 @@ def _underway(cfg: ModelConfig, state: ClusterState) -> PlanSettings | None:
     return plan
 
 
+def _has_plan(cfg: ModelConfig) -> bool:
+    return cfg.setting("plan", "target") is not None
+
+
 def _election_due(cfg: ModelConfig, state: ClusterState, plan: PlanSettings) -> bool:
     p = state.partition
     if p.replicas[0] != plan.target[0] or p.leader == p.replicas[0]:
@@ -118,6 +122,14 @@ FAMILIES = (
         elect,
         None,
         "the controller elects the plan's new preferred leader",
+        _has_plan,
     ),
-    Family("plan_step", step_actions, step, None, "the controller starts the next KIP-435 step"),
+    Family(
+        "plan_step",
+        step_actions,
+        step,
+        None,
+        "the controller starts the next KIP-435 step",
+        _has_plan,
+    ),
 )
