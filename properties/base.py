@@ -14,6 +14,19 @@ StateCheck = Callable[["ModelConfig", "ClusterState"], "str | None"]
 StepCheck = Callable[["ModelConfig", "ClusterState", "Action", "ClusterState"], bool]
 
 
+def reads_controller(check: StateCheck) -> StateCheck:
+    """Marks a state clause that reads only the model and `state.controller` (not the brokers,
+    the ghost state or the budgets): an engine may evaluate it once per controller state.
+    tests/test_properties.py checks the claim on reachable states."""
+    check.reads = "controller"  # type: ignore[attr-defined]
+    return check
+
+
+def reads(check: StateCheck | StepCheck) -> str:
+    """What a clause reads: "controller" (see `reads_controller`) or the whole "state"."""
+    return getattr(check, "reads", "state")
+
+
 class Clause(NamedTuple):
     name: str
     check: StateCheck | StepCheck

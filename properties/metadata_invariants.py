@@ -8,26 +8,30 @@ from itertools import pairwise
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
-from properties.base import always
+from properties.base import always, reads_controller
 
 
+@reads_controller
 def isr_within_replicas(cfg: ModelConfig, state: ClusterState) -> str | None:
     p = state.partition
     outside = sorted(p.isr - set(p.replicas))
     return f"ISR member {outside[0]} is not a replica {list(p.replicas)}" if outside else None
 
 
+@reads_controller
 def elr_within_replicas(cfg: ModelConfig, state: ClusterState) -> str | None:
     p = state.partition
     outside = sorted(p.elr - set(p.replicas))
     return f"ELR member {outside[0]} is not a replica {list(p.replicas)}" if outside else None
 
 
+@reads_controller
 def isr_elr_disjoint(cfg: ModelConfig, state: ClusterState) -> str | None:
     both = sorted(state.partition.isr & state.partition.elr)
     return f"broker {both[0]} is in both ISR and ELR" if both else None
 
 
+@reads_controller
 def leader_in_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     p = state.partition
     if p.leader == -1 or p.leader in p.isr:
@@ -35,6 +39,7 @@ def leader_in_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     return f"leader {p.leader} is not in the ISR {sorted(p.isr)}"
 
 
+@reads_controller
 def elr_empty_at_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     p = state.partition
     min_isr = min(cfg.min_isr, len(p.replicas))
@@ -43,6 +48,7 @@ def elr_empty_at_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     return None
 
 
+@reads_controller
 def epochs_monotonic(cfg: ModelConfig, state: ClusterState) -> str | None:
     log = state.controller.log
     for before, after in pairwise(log):

@@ -23,6 +23,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import combine, digests, fingerprint
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
+from properties.base import reads
 
 ACTION_BITS = 16  # a key is parent position << 16 | action index
 BATCH = 4096
@@ -62,6 +63,9 @@ class Worker:
         self.positions = np.empty(0, dtype=np.int64)
         self._new = self._level()
         self.spilled = 0
+        # controller digest -> the controller-only clauses' witnesses (None: holds)
+        self._controller_verdicts: dict[bytes, tuple[tuple[str, str | None], ...]] = {}
+        self._controller_clauses: list[tuple[str, Callable[..., Any]]] = []
 
     def _level(self) -> Frontier:
         return Frontier(self.workdir, self.spill_after // 2)
@@ -173,8 +177,26 @@ class Worker:
         of the first state, in level order, that violates it."""
         found: dict[str, tuple[int, str]] = {}
         cfg = self.cfg
-        todo = [(n, c) for n, c in self.always if n not in skip]
-        for position, (state, _) in zip(self.positions.tolist(), self.frontier, strict=True):
+        todo = [(n, c) for n, c in self.always if n not in skip and reads(c) == "state"]
+        # Clauses of the controller alone, once per controller state (its digest is the key):
+        # many states share one.
+        of_controller = [
+            (n, c) for n, c in self.always if n not in skip and reads(c) == "controller"
+        ]
+        known = self._controller_verdicts
+        if len(known) > 1 << 20 or of_controller != self._controller_clauses:
+            known.clear()
+            self._controller_clauses = of_controller
+        for position, (state, parts) in zip(self.positions.tolist(), self.frontier, strict=True):
+            if of_controller:
+                witnesses = known.get(parts[0])
+                if witnesses is None:
+                    witnesses = known[parts[0]] = tuple(
+                        (name, check(cfg, state)) for name, check in of_controller
+                    )
+                for name, witness in witnesses:
+                    if witness is not None and name not in found:
+                        found[name] = (position, str(witness))
             for name, check in todo:
                 if name in found:
                     continue
