@@ -97,7 +97,7 @@ class Worker:
 
     def _expand(self, seen: np.ndarray, deadline: float, reached: set[str]) -> Candidates:
         cfg = self.cfg
-        first: dict[int, int] = {}  # fp -> index into the lists below
+        first: set[int] = set()  # fingerprints of this level's candidates so far
         fps: list[int] = []
         keys: list[int] = []
         new = self._level()
@@ -113,10 +113,12 @@ class Worker:
             if not batch:
                 return
             old = contains_sorted(seen, np.fromiter(batch_fp, dtype=np.uint64, count=len(batch_fp)))
-            for is_old, (fp, key, state, parts) in zip(old.tolist(), batch, strict=True):
-                if is_old or fp in first:
+            # Most successors were seen at an earlier level: only the others are looked at.
+            for i in np.flatnonzero(~old).tolist():
+                fp, key, state, parts = batch[i]
+                if fp in first:
                     continue
-                first[fp] = len(fps)
+                first.add(fp)
                 fps.append(fp)
                 keys.append(key)
                 append((state, parts))
