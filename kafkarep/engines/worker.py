@@ -131,13 +131,10 @@ class Worker:
             base = positions[local] << ACTION_BITS
             for index, (action, after) in enumerate(successors(cfg, state)):
                 generated += 1
-                if pending:
-                    reached_now = [
-                        (name, check) for name, check in pending if check(cfg, state, action, after)
-                    ]
-                    for name, check in reached_now:
-                        hits[name] = min(hits.get(name, base | index), base | index)
-                        pending.remove((name, check))
+                for name, check in pending:
+                    if check(cfg, state, action, after):
+                        hits[name] = base | index  # the first step to reach it: the smallest key
+                        pending = [(n, c) for n, c in pending if n != name]
                 parts = digests(after, state, parent_parts)
                 fp = fingerprint(canonical(cfg, after)) if symmetry else combine(parts)
                 batch_fp.append(fp)
