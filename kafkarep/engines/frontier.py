@@ -18,9 +18,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kafkarep.model.encoding import Digests
+
 CHUNK = 1 << 15
 
-Entry = tuple[Any, tuple[bytes, ...]]  # a state and its component digests
+Entry = tuple[Any, Digests]  # a state and its component digests
 
 
 class Spilled:

@@ -40,7 +40,7 @@ from kafkarep.engines.seen import contains_sorted
 from kafkarep.engines.worker import ACTION_BITS
 from kafkarep.model.actions import active, successors
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.encoding import combine, digests, fingerprint
+from kafkarep.model.encoding import Digests, combine, digests, fingerprint
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
@@ -48,7 +48,6 @@ from kafkarep.model.symmetry import canonical
 ACTION_MASK = (1 << ACTION_BITS) - 1
 FAULT_ENV = "KAFKAREP_SPARK_FAULT"  # test hook: "<stage>:<level>", see `inject_fault`
 Found = dict[str, tuple[int, str]]  # clause -> (smallest position in the level, witness)
-Digests = tuple[bytes, ...]  # a state's component digests (kafkarep.model.encoding.digests)
 F = TypeVar("F", bound=Callable[..., Any])
 
 

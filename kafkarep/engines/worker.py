@@ -20,7 +20,7 @@ from kafkarep.engines.frontier import Frontier, dumps, loads
 from kafkarep.engines.seen import contains_sorted
 from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.encoding import combine, digests, fingerprint
+from kafkarep.model.encoding import Digests, combine, digests, fingerprint
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
 from properties.base import reads
@@ -64,7 +64,7 @@ class Worker:
         self._new = self._level()
         self.spilled = 0
         # controller digest -> the controller-only clauses' witnesses (None: holds)
-        self._controller_verdicts: dict[bytes, tuple[tuple[str, str | None], ...]] = {}
+        self._controller_verdicts: dict[int, tuple[tuple[str, str | None], ...]] = {}
         self._controller_clauses: list[tuple[str, Callable[..., Any]]] = []
 
     def _level(self) -> Frontier:
@@ -79,7 +79,7 @@ class Worker:
         self.positions = np.zeros(1, dtype=np.int64)
         return self._key(state, parts)
 
-    def _key(self, state: ClusterState, parts: tuple[bytes, ...]) -> int:
+    def _key(self, state: ClusterState, parts: Digests) -> int:
         if self.symmetry:
             return fingerprint(canonical(self.cfg, state))
         return combine(parts)
@@ -103,7 +103,7 @@ class Worker:
         new = self._level()
         append = new.append
         batch_fp: list[int] = []
-        batch: list[tuple[int, int, ClusterState, tuple[bytes, ...]]] = []
+        batch: list[tuple[int, int, ClusterState, Digests]] = []
         hits: dict[str, int] = {}
         pending = [(n, c) for n, c in self.sometimes.items() if n not in reached]
         generated = 0
