@@ -4,8 +4,11 @@ a shrinking pass that reruns the rules on subsequences").
 A sampled path, even after Hypothesis has shrunk it, can keep steps the violation does not need:
 Hypothesis shrinks the choices that drew the actions, and deleting one step changes what every
 later choice means. Here the path is a sequence of actions instead. A candidate is replayed
-through the rules, each action must still be enabled where it is taken, and it is kept if it is
-shorter and the clause is violated somewhere along it (the path then ends there). Two moves:
+through the rules and kept if it is shorter and the clause is violated somewhere along it (the
+path then ends there). A step the shorter history no longer allows is dropped, or, on a second
+try, matched to the same family's nearest enabled action: dropping first keeps a deletion from
+turning a later step into another one (an ISR expansion to broker 3 where broker 2 was meant),
+which can leave the path stuck in a longer counterexample. Two moves:
 delete a run of steps (half the path, a quarter, ... one step), and replace two to four
 consecutive steps by one enabled action (three fetch steps that advance the HWM, say, by the
 metadata update that does the same). They repeat until neither shortens the path, so no single
@@ -42,18 +45,26 @@ def actions_along(cfg: ModelConfig, path: Sequence[int]) -> list[Action]:
 
 
 def _follow(
-    cfg: ModelConfig, base: _Path, start: int, tail: Sequence[Action], violated: Violated
+    cfg: ModelConfig,
+    base: _Path,
+    start: int,
+    tail: Sequence[Action],
+    violated: Violated,
+    substitute: bool = True,
 ) -> _Path | None:
-    """From base's state at `start`, the tail's actions up to the first violating state; None if
-    one is not enabled where it is taken or nothing along the way violates."""
+    """From base's state at `start`, the tail's actions up to the first violating state (a step
+    not enabled is dropped, or with `substitute` replaced by its counterpart); None if nothing
+    along the way violates."""
     actions, indices = list(base.actions[:start]), list(base.indices[:start])
     states = list(base.states[: start + 1])
     state = states[-1]
     for wanted in tail:
         options = list(enabled(cfg, state))
-        action = _counterpart(wanted, options)
+        action = wanted if wanted in options else None
+        if action is None and substitute:
+            action = _counterpart(wanted, options)
         if action is None:
-            continue  # lenient: a step the shorter history no longer allows is dropped
+            continue
         state = apply_action(cfg, state, action)
         actions.append(action)
         indices.append(options.index(action))
@@ -64,12 +75,9 @@ def _follow(
 
 
 def _counterpart(wanted: Action, options: list[Action]) -> Action | None:
-    """The action itself if enabled; else the same family's by the same actor whose integer
-    argument is nearest (a metadata offset shifts when earlier records are gone); else the same
-    family's with the same argument by another actor (the produce of whichever broker leads
-    now); else None."""
-    if wanted in options:
-        return wanted
+    """The same family's action by the same actor whose integer argument is nearest (a metadata
+    offset shifts when earlier records are gone); else the same family's with the same argument
+    by another actor (the produce of whichever broker leads now); else None."""
     same = [a for a in options if a.name == wanted.name]
     if isinstance(wanted.arg, int):
         close = [a for a in same if a.actor == wanted.actor and isinstance(a.arg, int)]
@@ -94,10 +102,11 @@ def shorten(
         nonlocal best
         assert best is not None
         budget[0] -= 1
-        found = _follow(cfg, best, at, tail, violated)
-        if found is not None and len(found.actions) < len(best.actions):
-            best = found
-            return True
+        for substitute in (False, True):
+            found = _follow(cfg, best, at, tail, violated, substitute)
+            if found is not None and len(found.actions) < len(best.actions):
+                best = found
+                return True
         return False
 
     improved = True
