@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from kafkarep.cli.main import main
 from kafkarep.model.config import load_model
 from kafkarep.symbolic import invariants
+from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.induction import Prover
 from kafkarep.symbolic.report import LABEL
 from tests.helpers import ROOT
@@ -60,3 +62,37 @@ def test_a_failed_obligation_prints_a_labelled_counterexample_to_induction(
     assert result["not_discharged"][0]["status"] == "failed"
     ctis = list(tmp_path.glob("traces/*/cti.*.itf.json"))
     assert ctis and LABEL in ctis[0].read_text()
+
+
+def test_every_auxiliary_invariant_holds_on_every_reachable_state() -> None:
+    """An invariant used to strengthen a proof must be true of every reachable state: each one
+    (and each history fact, on every record a broker may still apply) is evaluated on every
+    state of a breadth-first exploration of the KIP-966 model (the shape they are proved for)."""
+    cfg = load_model(MODELS / "kip966_small.toml")
+    states, unsound = check_invariants(cfg, 8)
+    assert states > 4000
+    assert not unsound, [u.invariant for u in unsound]
+
+
+def test_a_wrong_invariant_is_caught_on_reachable_states() -> None:
+    """The check finds a plausible but wrong invariant: 'an ELR member holds the leader's
+    whole log' (false once the leader writes a record after the ELR formed)."""
+    from kafkarep.symbolic.encoding import LEADER
+    from kafkarep.symbolic.induction import Invariant
+    from kafkarep.symbolic.invariants import holds_prefix, rep
+    from kafkarep.symbolic.ops import and_, eq, implies
+
+    def elr_holds_leader_log(enc: Any, sym: Any) -> Any:
+        parts = []
+        for lead in range(1, enc.n + 1):
+            lr = rep(sym, lead)
+            for m in range(1, enc.n + 1):
+                if m != lead:
+                    member = and_(eq(lr.role, LEADER), enc.sets.has(sym.cur.elr, m))
+                    parts.append(implies(member, holds_prefix(enc, rep(sym, m), lr.log, lr.leo)))
+        return and_(*parts)
+
+    cfg = load_model(MODELS / "kip966_small.toml")
+    wrong = Invariant("elr_holds_leader_log", elr_holds_leader_log, "wrong")
+    _, unsound = check_invariants(cfg, 4, (wrong,), ())
+    assert [u.invariant for u in unsound] == ["elr_holds_leader_log"]

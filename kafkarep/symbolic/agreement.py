@@ -264,3 +264,47 @@ def _parts(enc: Encoding, y: Sym, want: Sym, low: int) -> Iterator[tuple[object,
                 yield y.hist[k], want.hist[k], Snap
         else:
             yield getattr(y, field), getattr(want, field), spec
+
+
+class Unsound(NamedTuple):
+    """An auxiliary invariant (or history fact) false in a reachable state: it is wrong."""
+
+    invariant: str
+    state: ClusterState
+
+
+def check_invariants(
+    cfg: ModelConfig,
+    depth: int,
+    lemmas: tuple[Any, ...] | None = None,
+    facts: tuple[Any, ...] | None = None,
+    limit: int = 0,
+) -> tuple[int, tuple[Unsound, ...]]:
+    """Evaluate the auxiliary invariants (by default every one of `invariants.AUXILIARY`) and
+    the history facts (by default all, on every record of the metadata log a broker may still
+    apply) on every state of a bounded exploration. An invariant used in a proof must hold on
+    every reachable state; this catches a wrong one without a solver. Returns the number of
+    states visited and the invariants found false, each with the first state where it is."""
+    from kafkarep.symbolic import invariants
+
+    enc = Encoding(cfg)
+    chosen = invariants.AUXILIARY if lemmas is None else lemmas
+    history = invariants.FACTS + invariants.QUORUM_FACTS if facts is None else facts
+    found: dict[str, Unsound] = {}
+    states = 0
+    for state, locs in explore(cfg, depth):
+        states += 1
+        sym = enc.project(state, locs)
+        for inv in chosen:
+            if inv.name not in found and inv.holds(enc, sym) is not True:
+                found[inv.name] = Unsound(inv.name, state)
+        low = min(b.applied for b in sym.brokers)
+        for fact in history:
+            name = f"history.{fact.name}"
+            if name not in found and any(
+                fact.holds(enc, record, sym) is not True for record in sym.hist[low - 1 :]
+            ):
+                found[name] = Unsound(name, state)
+        if limit and states >= limit:
+            break
+    return states, tuple(found.values())

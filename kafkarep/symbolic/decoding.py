@@ -183,12 +183,13 @@ class Concretiser:
 
     def state(self, sym: Sym) -> ClusterState:
         enc = self.enc
-        low = min(min(b.applied for b in sym.brokers), sym.cur.pe)
+        # a counterexample to induction may leave a non-replica's position unconstrained
+        low = max(1, min(min(b.applied for b in sym.brokers), sym.cur.pe))
         log = []
         for pe in range(low, sym.cur.pe + 1):
             if pe == sym.cur.pe:
                 log.append(self.registration(sym.cur))
-            elif pe - 1 < len(sym.hist) and sym.hist[pe - 1].pe == pe:
+            elif 0 <= pe - 1 < len(sym.hist) and sym.hist[pe - 1].pe == pe:
                 log.append(self.registration(sym.hist[pe - 1]))
             else:  # not kept by this encoding (induction): shown as the current one
                 log.append(self.registration(sym.cur)._replace(partition_epoch=pe))

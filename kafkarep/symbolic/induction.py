@@ -75,8 +75,20 @@ class Prover:
         self.done: dict[tuple[Any, ...], Obligation] = {}
         self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
         self.families: dict[str, list[Instance]] = {}
+        self.variants: dict[tuple[Fact, ...], Prover] = {}
         for instance in self.rel.instances:
             self.families.setdefault(instance.family, []).append(instance)
+
+    def with_facts(self, facts: tuple[Fact, ...]) -> Prover:
+        """A prover for the same model assuming (and proving) other history facts: the apply
+        relation depends on them, so it is another prover (one per fact set, kept)."""
+        if facts == self.facts:
+            return self
+        variant = self.variants.get(facts)
+        if variant is None:
+            variant = Prover(self.enc.cfg, self.invariants, facts, self.timeout, self.pair)
+            self.variants[facts] = variant
+        return variant
 
     def _facts(self, enc: Encoding, snap: Snap, sym: Sym) -> Term:
         return ops.and_(*(f.holds(enc, snap, sym) for f in self.facts))

@@ -14,7 +14,8 @@ from kafkarep.symbolic import properties as props
 from kafkarep.symbolic.controller import replica_set
 from kafkarep.symbolic.encoding import FOLLOWER, LEADER, NONE, Encoding, Fetch, Rep, Snap, Sym
 from kafkarep.symbolic.induction import Fact, Invariant
-from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
+from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
+from kafkarep.symbolic.transition import act_on, running, truncation_point, with_broker
 
 Predicate = Callable[[Encoding, Sym], Term]
 
@@ -502,6 +503,295 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
+# --- the quorum argument (completeness properties; not yet inductive, see prove.md) ----------
+#
+# A leader advances its HWM to the smallest position, as it knows them, of its Maximal ISR. A
+# member that can still fetch from it (has not moved past its epoch) bounds nothing yet: it
+# will fetch before the HWM passes it. A member that has moved on bounds the HWM for good by its
+# last known position. `commit_bound` is therefore the most a leader can ever commit with its
+# current Maximal ISR, and the invariants below say who must hold the leader's log up to it.
+
+
+def can_fetch(enc: Encoding, sym: Sym, m: int, leader: int) -> Term:
+    """Broker m has not moved past the leader's epoch: it may still fetch from it there."""
+    c, lr = rep(sym, m), rep(sym, leader)
+    return or_(c.view.le < lr.view.le, and_(eq(c.view.le, lr.view.le), eq(c.role, FOLLOWER)))
+
+
+def commit_bound(enc: Encoding, sym: Sym, leader: int, members: Term) -> Term:
+    """The most the leader can commit while `members` is its Maximal ISR."""
+    s = enc.sets
+    lr = rep(sym, leader)
+    out: Term = lr.leo
+    for m in brokers(enc):
+        if m != leader:
+            known = imax(lr.followers[m - 1].leo, 0)
+            bound = ite(can_fetch(enc, sym, m, leader), lr.leo, known)
+            out = ite(s.has(members, m), imin(out, bound), out)
+    return out
+
+
+def may_commit(enc: Encoding, isr: Term) -> Term:
+    """The HWM rule's MinISR gate (KIP-966) on the ISR a leader holds (or will hold)."""
+    cfg = enc.cfg
+    if cfg.options.elr_enabled and cfg.guard_on("hwm.isr_at_min_isr"):
+        return enc.sets.size(isr) >= cfg.min_isr
+    return True
+
+
+def candidates(enc: Encoding, sym: Sym) -> Term:
+    return enc.sets.union(sym.cur.isr, sym.cur.elr)
+
+
+def _quorum(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, when: Term) -> Term:
+    """Every other member of the controller's ISR and ELR is a member of `members` still able
+    to fetch from the leader, or holds the leader's log up to its commit bound over them."""
+    s = enc.sets
+    lr = rep(sym, leader)
+    bound = commit_bound(enc, sym, leader, members)
+    parts = []
+    for c in brokers(enc):
+        if c == leader:
+            continue
+        cr = rep(sym, c)
+        premise = and_(
+            when,
+            eq(lr.role, LEADER),
+            may_commit(enc, isr),
+            s.has(candidates(enc, sym), c),
+            running(sym.brokers[c - 1]),
+            cr.present,
+        )
+        fetching = and_(s.has(members, c), can_fetch(enc, sym, c, leader))
+        parts.append(implies(premise, or_(fetching, holds_prefix(enc, cr, lr.log, bound))))
+    return and_(*parts)
+
+
+def _current(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, when: Term) -> Term:
+    """If every member of `members` can still fetch from the leader, so can every other member
+    of the controller's ISR and ELR, and it is one of them (nobody was elected past it)."""
+    s = enc.sets
+    lr = rep(sym, leader)
+    others = [m for m in brokers(enc) if m != leader]
+    all_fetch = and_(*(implies(s.has(members, m), can_fetch(enc, sym, m, leader)) for m in others))
+    premise = and_(when, eq(lr.role, LEADER), may_commit(enc, isr), all_fetch)
+    return and_(
+        *(
+            implies(
+                and_(premise, s.has(candidates(enc, sym), c)),
+                and_(s.has(members, c), can_fetch(enc, sym, c, leader)),
+            )
+            for c in others
+        )
+    )
+
+
+def _accepted(enc: Encoding, sym: Sym, b: int) -> Term:
+    """The broker has an accepted AlterPartition answer to its pending proposal."""
+    k = sym.brokers[b - 1]
+    a, r = k.ap, k.replica
+    return and_(
+        a.present,
+        eq(a.error, 0),
+        r.pending,
+        eq(r.pending_pe, a.req_pe),
+        enc.sets.eq(r.pending_isr, a.req_isr),
+        eq(a.le, r.view.le),
+    )
+
+
+def _answer(enc: Encoding, sym: Sym, b: int) -> tuple[Term, Term, Term]:
+    """(Maximal ISR, ISR, condition) once the leader adopts its accepted answer."""
+    isr = sym.brokers[b - 1].ap.isr
+    return isr, isr, _accepted(enc, sym, b)
+
+
+def commit_quorum(enc: Encoding, sym: Sym) -> Term:
+    """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_quorum`."""
+    return every(
+        enc, lambda b: _quorum(enc, sym, b, rep(sym, b).maximal, rep(sym, b).view.isr, True)
+    )
+
+
+def current_quorum(enc: Encoding, sym: Sym) -> Term:
+    """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_current`."""
+    return every(
+        enc, lambda b: _current(enc, sym, b, rep(sym, b).maximal, rep(sym, b).view.isr, True)
+    )
+
+
+def answer_quorum(enc: Encoding, sym: Sym) -> Term:
+    """`_quorum` and `_current` over the ISR of an accepted answer the leader will adopt."""
+    return every(
+        enc,
+        lambda b: and_(
+            _quorum(enc, sym, b, *_answer(enc, sym, b)),
+            _current(enc, sym, b, *_answer(enc, sym, b)),
+        ),
+    )
+
+
+def followers_known(enc: Encoding, sym: Sym) -> Term:
+    """What a leader knows of a follower that fetched from it and has not moved past its epoch
+    is true: the follower holds the leader's log up to that position, and follows it."""
+    parts = []
+    for b in brokers(enc):
+        lr = rep(sym, b)
+        for m in brokers(enc):
+            if m == b:
+                continue
+            f, c = lr.followers[m - 1], rep(sym, m)
+            known = and_(eq(lr.role, LEADER), f.fetched)
+            parts.append(
+                implies(and_(known, can_fetch(enc, sym, m, b)), holds_prefix(enc, c, lr.log, f.leo))
+            )
+            parts.append(
+                implies(
+                    and_(known, c.view.le <= lr.view.le),
+                    and_(eq(c.role, FOLLOWER), eq(c.view.leader, b)),
+                )
+            )
+    return and_(*parts)
+
+
+def maximal_fetched(enc: Encoding, sym: Sym) -> Term:
+    """A leader knows the position of a Maximal ISR member only from a fetch (the flag)."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        lr = rep(sym, b)
+        for m in brokers(enc):
+            if m != b:
+                f = lr.followers[m - 1]
+                member = and_(eq(lr.role, LEADER), s.has(lr.maximal, m), f.leo >= 0)
+                parts.append(implies(member, f.fetched))
+    return and_(*parts)
+
+
+def pending_caught_up(enc: Encoding, sym: Sym) -> Term:
+    """A replica a leader proposes to add has fetched in its epoch, to its HWM and its LESO;
+    the proposal was sent from the registration the leader holds."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        lr = rep(sym, b)
+        proposing = and_(eq(lr.role, LEADER), lr.pending)
+        parts.append(implies(proposing, eq(lr.pending_pe, lr.view.pe)))
+        for m in brokers(enc):
+            if m == b:
+                continue
+            f = lr.followers[m - 1]
+            added = and_(proposing, s.has(lr.pending_isr, m), not_(s.has(lr.view.isr, m)))
+            parts.append(implies(added, and_(f.fetched, f.leo >= lr.hwm, f.leo >= lr.leso)))
+    return and_(*parts)
+
+
+def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
+    """An AlterPartition request in flight is its sender's pending proposal, or is stale: from
+    an older leader epoch or partition epoch than the sender holds. An accepted answer's ISR is
+    within the ISR requested."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        q, r, a = sym.reqs[b - 1], rep(sym, b), sym.brokers[b - 1].ap
+        current = and_(
+            eq(r.role, LEADER), eq(q.le, r.view.le), implies(not_(r.pending), q.pe < r.view.pe)
+        )
+        parts.append(implies(q.present, or_(q.le < r.view.le, current)))
+        parts.append(implies(and_(a.present, eq(a.error, 0)), s.subset(a.isr, a.req_isr)))
+    return and_(*parts)
+
+
+def divergence_costs_records(enc: Encoding, sym: Sym) -> Term:
+    """Two logs with different records at offset o hold at least o + 2 distinct records between
+    them (a record is an (offset, epoch) pair, written once), so that many were written."""
+    written = enc.r - sym.budget.records
+    logs = _logs(enc, sym)
+    parts = []
+    for i, (a, _, a_end) in enumerate(logs):
+        for c, _, c_end in logs[i + 1 :]:
+            for o in range(enc.r):
+                differ = and_(o < a_end, o < c_end, ne(a[o], c[o]))
+                parts.append(implies(differ, written >= o + 2))
+    return and_(*parts)
+
+
+def committed_below_leader(enc: Encoding, sym: Sym) -> Term:
+    """The True HWM is at most the LESO or the HWM of a leader of the current epoch."""
+    return every(
+        enc,
+        lambda b: implies(
+            and_(eq(rep(sym, b).role, LEADER), eq(rep(sym, b).view.le, sym.cur.le)),
+            sym.ghost.thwm <= imax(rep(sym, b).leso, rep(sym, b).hwm),
+        ),
+    )
+
+
+def followed_leader_complete(enc: Encoding, sym: Sym) -> Term:
+    """A member of the controller's ISR or ELR follows, if anyone, a leader holding the
+    committed log."""
+    s = enc.sets
+    g = sym.ghost
+    parts = []
+    for c in brokers(enc):
+        cr = rep(sym, c)
+        for b in brokers(enc):
+            if b == c:
+                continue
+            lr = rep(sym, b)
+            follows = and_(
+                s.has(candidates(enc, sym), c),
+                eq(cr.role, FOLLOWER),
+                eq(lr.role, LEADER),
+                eq(lr.view.le, cr.view.le),
+            )
+            parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
+    return and_(*parts)
+
+
+def truncation_keeps(enc: Encoding, sym: Sym) -> Term:
+    """A diverging fetch response a follower awaits keeps the records it shares with the leader
+    that sent it (while that leader still leads), and, for a member of the controller's ISR or
+    ELR holding the committed log, the committed log."""
+    g = sym.ghost
+    parts = []
+    for c in brokers(enc):
+        k = sym.brokers[c - 1]
+        f, r = k.fetch, k.replica
+        at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+        awaited = and_(f.present, f.diverging, _awaited(r, f))
+        member = and_(
+            enc.sets.has(candidates(enc, sym), c), holds_prefix(enc, r, g.committed, g.thwm)
+        )
+        parts.append(implies(and_(awaited, member), at >= g.thwm))
+        for b in brokers(enc):
+            if b == c:
+                continue
+            lr = rep(sym, b)
+            sender = and_(awaited, eq(f.leader, b), eq(lr.role, LEADER), lr.view.le >= f.le)
+            for o in range(enc.r):
+                shared = and_(o < r.leo, o < lr.leo, eq(r.log[o], lr.log[o]))
+                parts.append(implies(and_(sender, shared), o < at))
+    return and_(*parts)
+
+
+QUORUM: tuple[Invariant, ...] = (
+    Invariant("commit_quorum", commit_quorum, "ISR and ELR hold what a leader can commit"),
+    Invariant("current_quorum", current_quorum, "a leader nobody left covers the ISR and ELR"),
+    Invariant("answer_quorum", answer_quorum, "the same over an accepted answer's ISR"),
+    Invariant("followers_known", followers_known, "a leader's knowledge of followers is true"),
+    Invariant("maximal_fetched", maximal_fetched, "Maximal ISR positions come from fetches"),
+    Invariant("pending_caught_up", pending_caught_up, "a replica proposed has caught up"),
+    Invariant("requests_in_flight", requests_in_flight, "AlterPartition requests are pending"),
+    Invariant("divergence_costs_records", divergence_costs_records, "divergent logs cost records"),
+    Invariant("committed_below_leader", committed_below_leader, "the leader covers the HWM"),
+    Invariant(
+        "followed_leader_complete", followed_leader_complete, "ISR and ELR follow complete leaders"
+    ),
+    Invariant("truncation_keeps", truncation_keeps, "truncation keeps shared, committed records"),
+)
+
+
 AUXILIARY: tuple[Invariant, ...] = (
     Invariant("controller_shape", controller_shape, "the controller's registration is well formed"),
     Invariant(
@@ -521,7 +811,7 @@ AUXILIARY: tuple[Invariant, ...] = (
     Invariant(
         "alter_partition_messages", alter_partition_messages, "AlterPartition requests, answers"
     ),
-)
+) + QUORUM
 
 
 def _history_shape(enc: Encoding, snap: Snap, sym: Sym) -> Term:
@@ -599,7 +889,7 @@ ALL_INVARIANTS = PROPERTY_INVARIANTS + AUXILIARY
 
 # The strengthening each property is proved with. The MinISR rule needs only the structure
 # (who received what); the completeness properties also need the committed log's relation to
-# the logs (still incomplete: see docs/readme/prove.md).
+# the logs and the quorum argument (still incomplete: see docs/readme/prove.md).
 STRUCTURE = (
     "controller_shape",
     "replicas_well_formed",
@@ -614,7 +904,7 @@ STRUCTURE = (
     "alter_partition_messages",
     "registrations_consistent",
 )
-COMMITTED = ("acked_are_committed", "hwm_prefix_committed")
+COMMITTED = ("acked_are_committed", "hwm_prefix_committed") + tuple(i.name for i in QUORUM)
 NEEDS: dict[str, tuple[str, ...]] = {
     "min_isr_commit": STRUCTURE,
     "leader_completeness": STRUCTURE
@@ -626,10 +916,58 @@ NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _applied_as_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """The record's leader applying it now (it has not yet) keeps the quorum invariants about
+    itself and the completeness properties: the leader's HWM may advance on applying a record
+    (a new Maximal ISR, a new epoch), so what makes that safe is a fact of the record."""
+    kept = [i for i in QUORUM if i.name in _KEPT_ON_APPLY]
+    clauses = [c for n, c in props.CLAUSES.items() if n.split(".")[0] in _COMPLETENESS]
+    parts = []
+    for b in brokers(enc):
+        k = sym.brokers[b - 1]
+        can = and_(eq(snap.leader, b), running(k), k.applied < snap.pe)
+        after = with_broker(sym, b, k._replace(applied=snap.pe, initialised=True))
+        after = act_on(enc, after, b, snap)
+        keeps = and_(*(i.holds(enc, after) for i in kept), *(c(enc, after) for c in clauses))
+        parts.append(implies(can, keeps))
+    return and_(*parts)
+
+
+_COMPLETENESS = ("leader_completeness", "leader_candidate_completeness")
+_KEPT_ON_APPLY = (
+    "commit_quorum",
+    "current_quorum",
+    "maximal_fetched",
+    "committed_below_leader",
+    "followers_known",
+)
+
+# History facts only the completeness proofs use (they are heavier than the others).
+QUORUM_FACTS: tuple[Fact, ...] = (
+    Fact("applied_as_leader", _applied_as_leader, "its leader may apply it safely"),
+)
+FACTS_FOR: dict[str, tuple[Fact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
+
+
+def facts_for(prop: str) -> tuple[Fact, ...]:
+    """The history facts a property's proof assumes of every record (and proves)."""
+    return FACTS + FACTS_FOR.get(prop, ())
+
+
 def needed(prop: str) -> tuple[str, ...]:
     """The invariants proved together for a property: its clauses, the auxiliary invariants
-    it needs, and every history fact."""
-    return tuple(props.clauses_of(prop)) + NEEDS[prop] + tuple(f"history.{f.name}" for f in FACTS)
+    it needs, and every history fact it assumes."""
+    facts = tuple(f"history.{f.name}" for f in facts_for(prop))
+    return tuple(props.clauses_of(prop)) + NEEDS[prop] + facts
 
 
-__all__ = ["ALL_INVARIANTS", "AUXILIARY", "FACTS", "ne", "needed", "pair"]
+__all__ = [
+    "ALL_INVARIANTS",
+    "AUXILIARY",
+    "FACTS",
+    "QUORUM_FACTS",
+    "facts_for",
+    "ne",
+    "needed",
+    "pair",
+]

@@ -94,6 +94,7 @@ def prove_property(
     obligations: tuple[Obligation, ...] = ()
     failed: tuple[Obligation, ...] = ()
     if settings.induction and prover is not None:
+        prover = prover.with_facts(lemmas.facts_for(prop))
         obligations = tuple(prover.prove(list(lemmas.needed(prop)), settings.stop_at_failure))
         failed = tuple(o for o in obligations if o.status != "proved")
         if not failed:
