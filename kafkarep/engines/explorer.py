@@ -157,14 +157,9 @@ class Explorer:
         generated, depth, reason, last = 1, 0, "exhausted", start
         distinct = 1
         while sum(sizes):
-            if limits.max_depth and depth >= limits.max_depth:
-                reason = f"depth limit {limits.max_depth}"
-                break
-            if limits.max_states and distinct >= limits.max_states:
-                reason = f"state limit {limits.max_states}"
-                break
-            if self.stop_when_found and self.stop_when_found <= _found_names(violations):
-                reason = "expected violations found"
+            stop = stop_reason(limits, depth, distinct, self.stop_when_found, violations)
+            if stop:
+                reason = stop
                 break
             parts = pool.expand(
                 seen, deadline, set(reached), sizes, depth, distinct, generated, start
@@ -251,6 +246,24 @@ def _merge_sometimes(parts: list[Candidates]) -> dict[str, int]:
         for name, key in part.sometimes.items():
             out[name] = min(out.get(name, key), key)
     return out
+
+
+def stop_reason(
+    limits: Limits,
+    depth: int,
+    distinct: int,
+    stop_when_found: set[str],
+    violations: dict[str, Discovery],
+) -> str | None:
+    """Why a search stops before expanding the next level (a limit, or every expected violation
+    found), or None to go on. Shared by the engines that search level by level."""
+    if limits.max_depth and depth >= limits.max_depth:
+        return f"depth limit {limits.max_depth}"
+    if limits.max_states and distinct >= limits.max_states:
+        return f"state limit {limits.max_states}"
+    if stop_when_found and stop_when_found <= _found_names(violations):
+        return "expected violations found"
+    return None
 
 
 def _found_names(violations: dict[str, Discovery]) -> set[str]:

@@ -43,7 +43,7 @@ import numpy as np
 
 from kafkarep.cli.errors import UsageError
 from kafkarep.engines import spark_tasks as tasks
-from kafkarep.engines.explorer import Discovery, Exploration, Limits, Progress, _found_names
+from kafkarep.engines.explorer import Discovery, Exploration, Limits, Progress, stop_reason
 from kafkarep.engines.links import ParentLinks
 from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.spark_tasks import ACTION_BITS, ACTION_MASK, Task
@@ -359,14 +359,9 @@ class SparkRun:
             if depth > 0 and self.deadline and time.time() > self.deadline:
                 reason = f"time limit {limits.max_seconds:g}s"
                 break
-            if limits.max_depth and depth >= limits.max_depth:
-                reason = f"depth limit {limits.max_depth}"
-                break
-            if limits.max_states and distinct >= limits.max_states:
-                reason = f"state limit {limits.max_states}"
-                break
-            if self.stop_when_found and self.stop_when_found <= _found_names(violations):
-                reason = "expected violations found"
+            stop = stop_reason(limits, depth, distinct, self.stop_when_found, violations)
+            if stop:
+                reason = stop
                 break
             generated += sum(e.generated for e in expanded)
             self._reach(reached, expanded, depth, links)
