@@ -30,6 +30,7 @@ class RunOptions(NamedTuple):
     engine: str = "explorer"
     limits: Limits | None = None  # None: the model file's
     symmetry: bool | None = None  # None: the model file's
+    reduction: bool | None = None  # None: the model file's ([check] reduction, default on)
     reports: Path = Path("reports")
     quiet: bool = False
     workers: int = 0  # 0: every core
@@ -99,6 +100,8 @@ def run_model(
 ) -> ModelReport:
     """Run, write traces, judge, print the verdict; `progress` replaces the progress lines."""
     engine = ENGINES[options.engine]
+    if options.reduction is not None:
+        cfg = cfg._replace(check=cfg.check._replace(reduction=options.reduction))
 
     def show(p: Progress) -> None:
         if options.quiet:

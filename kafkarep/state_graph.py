@@ -20,6 +20,7 @@ from kafkarep.model.actions import Action, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import fingerprint
 from kafkarep.model.initial import initial_state
+from kafkarep.model.reduction import reduce
 from kafkarep.model.state import ClusterState, Role
 from kafkarep.model.symmetry import canonical
 from kafkarep.trace import fields, outcome
@@ -50,6 +51,10 @@ def explore_graph(
     ]
 
     def key(state: ClusterState) -> str:
+        # Nodes are the explorer's states (reduced, as it stores them); each is shown and
+        # expanded as the first plain state found for it, its bisimilar representative.
+        if cfg.check.reduction:
+            state = reduce(cfg, state)
         return node_id(fingerprint(canonical(cfg, state) if use_symmetry else state))
 
     graph = nx.MultiDiGraph(name=cfg.name, model=cfg.path, symmetry=use_symmetry)

@@ -172,7 +172,7 @@ def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
         prefix = f"b{b}."
         out[prefix + "status"] = broker.status.name
         out[prefix + "epoch"] = str(broker.epoch)
-        applied = state.controller.log[broker.metadata_offset].partition_epoch
+        applied = broker.applied_epoch
         out[prefix + "metadata_pe"] = str(applied) + (
             "" if broker.initialised else " (catching up)"
         )

@@ -22,6 +22,18 @@ def reads_controller(check: StateCheck) -> StateCheck:
     return check
 
 
+def on_partition_change(check: StepCheck) -> StepCheck:
+    """Marks a `sometimes` step that can only be reached by a step that changes the controller
+    (it compares the partition before and after): an engine skips it on the other steps.
+    tests/test_properties.py checks the claim on reachable steps."""
+    check.on_partition_change = True  # type: ignore[attr-defined]
+    return check
+
+
+def needs_partition_change(check: StateCheck | StepCheck) -> bool:
+    return getattr(check, "on_partition_change", False)
+
+
 def reads(check: StateCheck | StepCheck) -> str:
     """What a clause reads: "controller" (see `reads_controller`) or the whole "state"."""
     return getattr(check, "reads", "state")

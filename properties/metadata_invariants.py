@@ -64,8 +64,9 @@ def brokers_follow_controller_log(cfg: ModelConfig, state: ClusterState) -> str 
     log = state.controller.log
     first = log[0].partition_epoch  # the retained log has consecutive partition epochs
     for b, broker in enumerate(state.brokers, 1):
-        if not 0 <= broker.metadata_offset < len(log):
-            return f"broker {b} applied offset {broker.metadata_offset} beyond the controller's log"
+        position = state.controller.position(broker.applied_epoch)
+        if broker.initialised and not 0 <= position < len(log):
+            return f"broker {b} applied epoch {broker.applied_epoch}, not in the controller's log"
         replica = broker.replica
         if replica is None or replica.view is None:
             continue

@@ -6,13 +6,14 @@ from __future__ import annotations
 from kafkarep.model.actions.base import Action
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
-from properties.base import sometimes
+from properties.base import on_partition_change, sometimes
 
 
 def _committed(cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState) -> bool:
     return after.ghost.true_hwm > 0
 
 
+@on_partition_change
 def _elr_elected(
     cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
 ) -> bool:
@@ -20,6 +21,7 @@ def _elr_elected(
     return leader != before.partition.leader and leader in before.partition.elr
 
 
+@on_partition_change
 def _reassigned(
     cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
 ) -> bool:
@@ -36,6 +38,7 @@ def _crash_leader(
     return action.name in ("crash", "crash_lossy") and action.actor == before.partition.leader
 
 
+@on_partition_change
 def _leader_changed(
     cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
 ) -> bool:

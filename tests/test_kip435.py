@@ -361,7 +361,7 @@ def drive(cfg: ModelConfig, limit: int = 200) -> tuple[list[Action], ClusterStat
     goal = cfg.setting("plan", "target")
     while len(taken) < limit:
         p = state.partition
-        settled = all(b.metadata_offset == len(state.controller.log) - 1 for b in state.brokers)
+        settled = all(b.applied_epoch == p.partition_epoch for b in state.brokers)
         if p.replicas == tuple(goal) and p.leader == goal[0] and settled:
             return taken, state
         options = [(a, s) for a, s in successors(cfg, state) if a.name in PRIORITY]

@@ -14,7 +14,7 @@ from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig, load_model
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
-from properties.base import StateCheck, reads
+from properties.base import StateCheck, needs_partition_change, reads
 from tests.helpers import ROOT
 
 MODELS = [
@@ -88,3 +88,41 @@ def test_every_clause_is_declared_once() -> None:
     assert len(names) == len(set(names))
     functions = [c.check for p in properties.ALL for c in p.clauses]
     assert all(a is not b for a, b in itertools.combinations(functions, 2))
+
+
+ON_PARTITION_CHANGE = [
+    (p.name, c.check)
+    for p in properties.ALL
+    if p.kind == "sometimes"
+    for c in p.clauses
+    if needs_partition_change(c.check)
+]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_marked_sometimes_steps_are_reached_only_by_a_controller_change(model: str) -> None:
+    """Engines skip these on steps that leave the controller as it was; on every step from the
+    sampled states that the check accepts, the controller changed."""
+    cfg = load_model(ROOT / "models" / model)
+    reached = 0
+    for state in _states(cfg, 2000):
+        for action, after in successors(cfg, state):
+            for name, check in ON_PARTITION_CHANGE:
+                if check(cfg, state, action, after):  # type: ignore[call-arg]
+                    reached += 1
+                    assert after.controller != state.controller, name
+    assert len(ON_PARTITION_CHANGE) >= 3 and reached > 0
+
+
+def test_a_step_marked_wrongly_is_caught() -> None:
+    """The claim above can be false: 'a record is committed' is reached by a fetch, which leaves
+    the controller as it was."""
+    cfg = load_model(ROOT / "models" / "kip966_small.toml")
+    check = next(c.check for p in properties.ALL for c in p.clauses if p.name == "record_committed")
+    steps = [
+        (state, after)
+        for state in _states(cfg, 2000)
+        for action, after in successors(cfg, state)
+        if check(cfg, state, action, after)  # type: ignore[call-arg]
+    ]
+    assert any(after.controller == state.controller for state, after in steps)

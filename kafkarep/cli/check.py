@@ -51,6 +51,13 @@ def add_parser(commands: Any) -> None:
         help="broker-id symmetry reduction (default: the model's)",
     )
     parser.add_argument(
+        "--reduction",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the sound state reductions of kafkarep/model/reduction.py (default: on, unless the "
+        "model sets [check] reduction = false)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=0,
@@ -150,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
             engine=engine,
             limits=limits,
             symmetry=args.symmetry,
+            reduction=args.reduction,
             reports=args.reports,
             quiet=args.quiet,
             workers=args.workers,

@@ -133,6 +133,13 @@ def add_parser(commands: Any) -> None:
         help="broker-id symmetry reduction (default: each model's)",
     )
     parser.add_argument(
+        "--reduction",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the sound state reductions of kafkarep/model/reduction.py (default: on, unless the "
+        "model sets [check] reduction = false)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=0,
@@ -280,6 +287,7 @@ def _run_one(
         engine=engine,
         limits=_limits(args, cfg),
         symmetry=args.symmetry,
+        reduction=args.reduction,
         reports=args.reports,
         quiet=True,  # the suite prints the tables of unexpected violations only
         workers=args.workers,

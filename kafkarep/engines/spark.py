@@ -445,6 +445,7 @@ class SparkRun:
             "model": self.cfg.path,
             "model_sha256": hashlib.sha256(text).hexdigest(),
             "symmetry": self.symmetry,
+            "reduction": self.cfg.check.reduction,
             "partitions": self.partitions,
         }
 
@@ -493,7 +494,7 @@ class SparkRun:
         if missing:
             raise UsageError(f"--resume: {folder} lacks the files of partitions {missing}")
         mine = self._identity()
-        for field in ("version", "model_sha256", "symmetry"):
+        for field in ("version", "model_sha256", "symmetry", "reduction"):
             if saved.get(field) != mine[field]:
                 raise UsageError(
                     f"--resume: {self.workdir} holds a run of {saved.get('model')} with another "

@@ -21,9 +21,10 @@ from kafkarep.engines.seen import contains_sorted
 from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, combine, digests, fingerprint
+from kafkarep.model.reduction import reduce
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
-from properties.base import reads
+from properties.base import needs_partition_change, reads
 
 ACTION_BITS = 16  # a key is parent position << 16 | action index
 BATCH = 4096
@@ -73,6 +74,8 @@ class Worker:
     # --- one level ------------------------------------------------------------------------
 
     def start(self, state: ClusterState) -> int:
+        if self.cfg.check.reduction:
+            state = reduce(self.cfg, state)
         parts = digests(state)
         self.frontier = self._level()
         self.frontier.append((state, parts))
@@ -105,7 +108,10 @@ class Worker:
         batch_fp: list[int] = []
         batch: list[tuple[int, int, ClusterState, Digests]] = []
         hits: dict[str, int] = {}
-        pending = [(n, c) for n, c in self.sometimes.items() if n not in reached]
+        # (name, check, whether only a step that changes the controller can reach it)
+        pending = [
+            (n, c, needs_partition_change(c)) for n, c in self.sometimes.items() if n not in reached
+        ]
         generated = 0
         timed_out = False
 
@@ -126,15 +132,21 @@ class Worker:
             batch_fp.clear()
 
         symmetry = self.symmetry
+        reduction = cfg.check.reduction
         positions = self.positions.tolist()
         for local, (state, parent_parts) in enumerate(self.frontier):
             base = positions[local] << ACTION_BITS
             for index, (action, after) in enumerate(successors(cfg, state)):
                 generated += 1
-                for name, check in pending:
+                if reduction:
+                    after = reduce(cfg, after, state)
+                same_controller = after.controller is state.controller
+                for name, check, on_change in pending:
+                    if on_change and same_controller:
+                        continue
                     if check(cfg, state, action, after):
                         hits[name] = base | index  # the first step to reach it: the smallest key
-                        pending = [(n, c) for n, c in pending if n != name]
+                        pending = [p for p in pending if p[0] != name]
                 parts = digests(after, state, parent_parts)
                 fp = fingerprint(canonical(cfg, after)) if symmetry else combine(parts)
                 batch_fp.append(fp)

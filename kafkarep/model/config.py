@@ -24,6 +24,7 @@ class ModelError(Exception):
 class CheckConfig(NamedTuple):
     engine: str = "explorer"
     symmetry: bool = False
+    reduction: bool = True  # kafkarep/model/reduction.py: sound, so on unless switched off
     max_states: int = 0  # 0: no limit
     max_depth: int = 0
     max_seconds: float = 0.0
@@ -92,7 +93,15 @@ SECTIONS = {
     },
     "faults": set(Budget._fields) - {"records"},
     "reassignment": {"targets"},
-    "check": {"engine", "symmetry", "max_states", "max_depth", "max_seconds", "properties"},
+    "check": {
+        "engine",
+        "symmetry",
+        "reduction",
+        "max_states",
+        "max_depth",
+        "max_seconds",
+        "properties",
+    },
     "expect": {"result", "distinct_states", "violates", "reached"},
     # Settings of one engine or extension, read by it (see ModelConfig.setting).
     "hypothesis": {"examples", "steps", "seed", "swarm", "profile"},
@@ -288,6 +297,7 @@ def _check(section: dict[str, Any]) -> CheckConfig:
     return CheckConfig(
         engine=engine,
         symmetry=_bool(section, "check", "symmetry", False),
+        reduction=_bool(section, "check", "reduction", True),
         max_states=_int(section, "check", "max_states", 0, low=0),
         max_depth=_int(section, "check", "max_depth", 0, low=0),
         max_seconds=float(seconds),

@@ -66,13 +66,12 @@ def commit(state: ClusterState, outcome: Outcome) -> ClusterState:
 def compact(state: ClusterState) -> ClusterState:
     """Forget the log prefix every broker has applied: no one reads it again, so histories that
     differ only there are the same state."""
-    lowest = min(b.metadata_offset for b in state.brokers)
-    if lowest == 0:
+    controller = state.controller
+    lowest = controller.position(min(b.applied_epoch for b in state.brokers))
+    if lowest <= 0:
         return state
-    brokers = tuple(b._replace(metadata_offset=b.metadata_offset - lowest) for b in state.brokers)
-    controller = state.controller._replace(log=state.controller.log[lowest:])
-    return state._replace(controller=controller, brokers=brokers)
+    return state._replace(controller=controller._replace(log=controller.log[lowest:]))
 
 
 def caught_up(state: ClusterState, broker: Broker) -> bool:
-    return broker.initialised and broker.metadata_offset == len(state.controller.log) - 1
+    return broker.initialised and broker.applied_epoch == state.partition.partition_epoch

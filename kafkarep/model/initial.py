@@ -45,7 +45,7 @@ def initial_state(cfg: ModelConfig) -> ClusterState:
             status=Status.RUNNING,
             epoch=1,
             incarnation=0,
-            metadata_offset=0,
+            applied_epoch=partition.partition_epoch,
             initialised=True,
             replica=_replica(cfg, partition, b),
         )

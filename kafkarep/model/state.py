@@ -121,7 +121,9 @@ class Broker(NamedTuple):
     status: Status
     epoch: int  # the broker epoch of its current registration
     incarnation: int
-    metadata_offset: int  # index into the controller's retained log of what it has applied
+    # The partition epoch of the last snapshot it applied (-1: none to speak of, see
+    # reduction.py). An epoch, not a log index: compacting the log leaves brokers as they are.
+    applied_epoch: int
     initialised: bool  # False after a restart until it acts on its metadata again
     replica: Replica | None
     fetch_response: FetchResponse | None = None
@@ -137,6 +139,11 @@ class Controller(NamedTuple):
     @property
     def partition(self) -> PartitionRegistration:
         return self.log[-1]
+
+    def position(self, partition_epoch: int) -> int:
+        """Where the snapshot of this partition epoch is in the retained log (whose partition
+        epochs are consecutive: every change record moves it by one)."""
+        return partition_epoch - self.log[0].partition_epoch
 
 
 @fast_replace

@@ -253,7 +253,7 @@ class Concretiser:
                     status=Status(min(max(k.status, 0), 3)),
                     epoch=k.epoch,
                     incarnation=k.incarnation,
-                    metadata_offset=min(max(k.applied - low, 0), len(log) - 1),
+                    applied_epoch=log[min(max(k.applied - low, 0), len(log) - 1)].partition_epoch,
                     initialised=k.initialised,
                     replica=self.replica(r),
                     fetch_response=fetch,

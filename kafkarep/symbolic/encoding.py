@@ -526,7 +526,7 @@ class Encoding:
     def _broker(
         self, state: ClusterState, b: int, broker: Broker, locs: dict[int, tuple[int, int]]
     ) -> Brk:
-        applied = state.controller.log[broker.metadata_offset].partition_epoch
+        applied = broker.applied_epoch
         return Brk(
             int(broker.status),
             broker.epoch,

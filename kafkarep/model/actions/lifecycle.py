@@ -179,7 +179,7 @@ def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
         status=Status.RUNNING,
         epoch=registration.epoch,
         incarnation=registration.incarnation,
-        metadata_offset=broker.metadata_offset,
+        applied_epoch=broker.applied_epoch,
         initialised=False,
         replica=broker.replica,
     )

@@ -26,7 +26,7 @@ def apply_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             continue
         # A restarted broker first catches up with the metadata log before its replicas act
         # (KRaft's BrokerServer waits for the initial catch-up), so it jumps to the end.
-        first = broker.metadata_offset + 1 if broker.initialised else end
+        first = state.controller.position(broker.applied_epoch) + 1 if broker.initialised else end
         for offset in range(first, end + 1):
             yield Action("apply_metadata", broker_id, offset)
 
@@ -37,7 +37,7 @@ def apply_metadata(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     broker = state.broker(action.actor)
     snapshot = state.controller.log[offset]
     state = state.with_broker(
-        action.actor, broker._replace(metadata_offset=offset, initialised=True)
+        action.actor, broker._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
     )
     state = act_on(cfg, state, action.actor, snapshot)
     return compact(state)

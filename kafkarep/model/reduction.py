@@ -1,0 +1,115 @@
+"""Sound state reductions: parts of a state that no rule and no property will read again are put
+in one canonical form, so histories that differ only there are explored once.
+
+Each reduction maps a state to one that behaves the same: the same enabled actions, in the same
+order, with the same names and actors; successors that reduce to the same states; the same
+verdict from every property. That is a bisimulation, so every verdict and every shortest
+counterexample depth is kept, and a path of action indices found on reduced states replays
+through the plain rules (`kafkarep replay` and every printed trace do exactly that, so traces
+show the real states). tests/test_reduction.py checks the bisimulation on every reachable state
+of the small models, mutations included, and that verdicts and depths are unchanged.
+
+- **Idle metadata positions.** A broker that has not acted on metadata since it (re)started
+  jumps to the end of the controller's log (metadata.py), so how far its previous incarnation
+  had applied is dead: it no longer holds back the compaction of the log.
+- **Stale fetch responses.** A fetch response from a leader epoch older than the last metadata
+  the follower applied will be dropped on arrival (`leader_epoch_matches`), and leader epochs
+  never go back: only its arrival matters, not its content. Not applied when that guard is
+  switched off.
+- **Idle AlterPartition responses.** A response whose handling can only clear it, now and later:
+  an error the leader waits out (any but NONE and the roll-back errors), or an answer to a
+  proposal from a partition epoch older than the last metadata the leader applied (applying it
+  dropped the proposal, and any new one carries a newer epoch).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from kafkarep.errors import Error
+from kafkarep.metadata import PartitionRegistration
+from kafkarep.model.actions.alter_partition import ROLL_BACK
+from kafkarep.model.actions.data import leader_epoch_matches
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import (
+    AlterPartitionResponse,
+    Broker,
+    ClusterState,
+    FetchResponse,
+    PendingAlterPartition,
+)
+
+# What a stale response is replaced by: handling either only clears it, as for the original.
+STALE_FETCH = FetchResponse(leader=0, leader_epoch=-1, fetch_offset=-1, hwm=0)
+IDLE_ALTER_PARTITION = AlterPartitionResponse(
+    PendingAlterPartition(frozenset(), -1), Error.FENCED_LEADER_EPOCH
+)
+_WAITED_OUT = frozenset(Error) - ROLL_BACK - {Error.NONE}
+
+
+def reduce(
+    cfg: ModelConfig, state: ClusterState, parent: ClusterState | None = None
+) -> ClusterState:
+    """The reduced form of a successor of `parent` (itself reduced): only the brokers that
+    differ from the parent's are looked at."""
+    brokers = state.brokers
+    old = parent.brokers if parent is not None else None
+    if old is brokers and parent is not None and state.controller is parent.controller:
+        return state
+    idle = False
+    changed = None
+    for index, broker in enumerate(brokers):
+        if not broker.initialised:
+            idle = True
+        elif (broker.fetch_response is not None or broker.ap_response is not None) and (
+            old is None or broker is not old[index]
+        ):
+            applied = state.controller.log[state.controller.position(broker.applied_epoch)]
+            quiet = _quiet_responses(broker, applied, _fetch_guard(cfg.options.disabled_guards))
+            if quiet is not broker:
+                changed = changed or list(brokers)
+                changed[index] = quiet
+    if changed is not None:
+        state = state._replace(brokers=tuple(changed))
+    return _release_idle_positions(state) if idle else state
+
+
+@cache
+def _fetch_guard(disabled: frozenset[str]) -> bool:
+    return leader_epoch_matches.enabled(disabled)
+
+
+def _quiet_responses(broker: Broker, applied: PartitionRegistration, fetch_guard: bool) -> Broker:
+    """Each test reads only the response and the last snapshot the broker applied, which only
+    moves forward: once true it stays true, so equal histories reduce alike. (The replica's
+    view is never older than that snapshot, and any later view is newer still.)"""
+    fetch = broker.fetch_response
+    stale = fetch is not None and fetch.leader_epoch < applied.leader_epoch
+    if fetch_guard and stale and fetch != STALE_FETCH:
+        broker = broker._replace(fetch_response=STALE_FETCH)
+    answer = broker.ap_response
+    if (
+        answer is not None
+        and answer != IDLE_ALTER_PARTITION
+        and (
+            answer.error in _WAITED_OUT
+            # Applying a newer snapshot dropped the proposal, and new ones carry the newer epoch.
+            or answer.request.partition_epoch < applied.partition_epoch
+        )
+    ):
+        broker = broker._replace(ap_response=IDLE_ALTER_PARTITION)
+    return broker
+
+
+def _release_idle_positions(state: ClusterState) -> ClusterState:
+    """Brokers still to catch up say -1, and the log is kept from what the others applied."""
+    brokers = state.brokers
+    controller = state.controller
+    applied = [b.applied_epoch for b in brokers if b.initialised]
+    lowest = controller.position(min(applied)) if applied else len(controller.log) - 1
+    if any(not b.initialised and b.applied_epoch != -1 for b in brokers):
+        brokers = tuple(b if b.initialised else b._replace(applied_epoch=-1) for b in brokers)
+        state = state._replace(brokers=brokers)
+    if lowest > 0:
+        state = state._replace(controller=controller._replace(log=controller.log[lowest:]))
+    return state

@@ -1,0 +1,128 @@
+"""The state reductions (kafkarep/model/reduction.py) keep every verdict: on the reachable states
+of the models, a state and its reduced form are bisimilar, step by step, and the explorer's
+verdicts and shortest counterexample depths are the same with and without them."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import properties
+from kafkarep.engines.explorer import Explorer, Limits
+from kafkarep.model.actions import successors
+from kafkarep.model.config import ModelConfig, load_model
+from kafkarep.model.initial import initial_state
+from kafkarep.model.reduction import IDLE_ALTER_PARTITION, STALE_FETCH, reduce
+from kafkarep.model.state import ClusterState, Status
+from tests.helpers import ROOT
+
+MODELS = ROOT / "models"
+# Every model shape and rule option, with the guards the mutations switch off.
+SHAPES = sorted(
+    p
+    for p in (*MODELS.glob("*.toml"), *MODELS.glob("mutations/*.toml"), *MODELS.glob("findings/*"))
+    if load_model(p).check.engine == "explorer"
+)
+ALL = properties.ALL
+ALWAYS: list[tuple[str, Any]] = [
+    (p.qualified(c), c.check) for p in ALL if p.kind == "always" for c in p.clauses
+]
+SOMETIMES: list[tuple[str, Any]] = [
+    (p.name, c.check) for p in ALL if p.kind == "sometimes" for c in p.clauses
+]
+
+
+def reachable(cfg: ModelConfig, walks: int, length: int, seed: int) -> Iterator[ClusterState]:
+    """States of the plain (unreduced) rules: a breadth-first start, then random walks that go
+    deep, where responses go stale and brokers restart."""
+    rng = random.Random(seed)
+    start = initial_state(cfg)
+    level = [start]
+    for _ in range(3):
+        yield from level
+        level = [t for s in level for _, t in successors(cfg, s)]
+    for _ in range(walks):
+        state = start
+        for _ in range(length):
+            options = list(successors(cfg, state))
+            if not options:
+                break
+            _, state = rng.choice(options)
+            yield state
+
+
+def steps(cfg: ModelConfig, state: ClusterState) -> list[tuple[str, int, ClusterState]]:
+    return [(a.name, a.actor, reduce(cfg, t)) for a, t in successors(cfg, state)]
+
+
+def verdicts(cfg: ModelConfig, state: ClusterState) -> list[bool]:
+    return [check(cfg, state) is None for _, check in ALWAYS]
+
+
+@pytest.mark.parametrize("path", SHAPES, ids=lambda p: str(p.relative_to(MODELS)))
+def test_a_state_and_its_reduced_form_are_bisimilar(path: Path) -> None:
+    cfg = load_model(path)
+    reduced_somewhere = 0
+    for state in reachable(cfg, walks=12, length=45, seed=7):
+        small = reduce(cfg, state)
+        if small == state:
+            continue
+        reduced_somewhere += 1
+        # The same steps, in the same order, to states that reduce to the same ones...
+        assert steps(cfg, state) == steps(cfg, small), path
+        # ...judged the same by every property, `sometimes` steps included.
+        assert verdicts(cfg, state) == verdicts(cfg, small), path
+        for (a, t), (b, u) in zip(successors(cfg, state), successors(cfg, small), strict=True):
+            for _, check in SOMETIMES:
+                assert check(cfg, state, a, t) == check(cfg, small, b, u), (path, a)
+            # The explorer reduces a successor of a reduced state by the parts that changed.
+            assert reduce(cfg, u, small) == reduce(cfg, u)
+        assert reduce(cfg, small) == small  # a reduced state is its own reduced form
+    assert reduced_somewhere > 0, "the sample never exercised a reduction"
+
+
+def test_each_reduction_is_exercised() -> None:
+    """The samples above reach every kind of reduction: a stale fetch response, an idle
+    AlterPartition response, a restarted broker whose old metadata position is released."""
+    seen = set()
+    for name in ("kip966_shipped.toml", "v35_last_replica_standing.toml", "kip966_small.toml"):
+        cfg = load_model(MODELS / name)
+        for state in reachable(cfg, walks=12, length=45, seed=7):
+            small = reduce(cfg, state)
+            for b, r in zip(state.brokers, small.brokers, strict=True):
+                if b.fetch_response != r.fetch_response and r.fetch_response == STALE_FETCH:
+                    seen.add("fetch")
+                if b.ap_response != r.ap_response and r.ap_response == IDLE_ALTER_PARTITION:
+                    seen.add("alter_partition")
+                if (
+                    b.status == Status.RUNNING
+                    and not b.initialised
+                    and len(small.controller.log) < len(state.controller.log)
+                ):
+                    seen.add("positions")
+    assert seen == {"fetch", "alter_partition", "positions"}
+
+
+def explore(cfg: ModelConfig, reduction: bool) -> tuple[int, int, dict[str, int]]:
+    cfg = cfg._replace(check=cfg.check._replace(reduction=reduction))
+    stop = [name for name, _ in cfg.expect.violates]
+    result = Explorer(cfg, properties.ALL, Limits(), stop_when_found=stop).run()
+    found = {name: v.depth for name, v in result.violations.items()}
+    return result.distinct_states, result.depth, found
+
+
+FAST = [p for p in SHAPES if (load_model(p).expect.distinct_states or 0) <= 60_000]
+
+
+@pytest.mark.parametrize("path", FAST, ids=lambda p: str(p.relative_to(MODELS)))
+def test_verdicts_and_depths_are_the_same_with_and_without_reductions(path: Path) -> None:
+    cfg = load_model(path)
+    plain, plain_depth, plain_found = explore(cfg, reduction=False)
+    reduced, depth, found = explore(cfg, reduction=True)
+    assert found == plain_found
+    assert depth == plain_depth
+    assert reduced <= plain
