@@ -1,12 +1,18 @@
 """Explorer benchmark: per model, distinct and generated states, states/s, memory per state.
 
-    python benchmarks/explore.py [--workers N] [--symmetry] [MODEL ...]   (default: standard models)
+    python benchmarks/explore.py [--workers N] [--symmetry] [--no-factor] [MODEL ...]
+    (default: the standard models)
 
 Each model runs in its own process so peak memory (max RSS) is its own. Two memory figures:
 `B/state` retained is what the search keeps per distinct state for the rest of the run (the
 fingerprint store; parent links go to per-level files on disk), `RSS/state` is
 (peak RSS - RSS after start-up) / distinct states, which also counts the frontier and Python's
-allocator. With `--symmetry` each model also runs without the reduction and the factor is shown.
+allocator. `states/s` is wall-clock; `/CPU-s` divides by the CPU seconds of the run (every
+process's), the figure that does not depend on what else the machine is doing.
+
+Each model runs with the sound reductions of kafkarep/model/reduction.py (the default) and again
+without them (the plain rules), and `reduction` is the factor plain/reduced distinct states;
+`--no-factor` skips the plain run. With `--symmetry` the first run also uses broker-id symmetry.
 """
 
 from __future__ import annotations
@@ -30,24 +36,34 @@ from kafkarep.model.config import load_model
 from kafkarep.engines.explorer import Explorer, Limits
 import properties
 cfg = load_model(sys.argv[1])
+cfg = cfg._replace(check=cfg.check._replace(reduction=sys.argv[5] == "1"))
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def cpu():
+    return sum(getattr(resource.getrusage(who), f) for who in
+               (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
+cpu0 = cpu()
 explorer = Explorer(cfg, properties.select(cfg.check.properties),
                     Limits(max_seconds=float(sys.argv[2])),
                     stop_when_found=[n for n, _ in cfg.expect.violates],
                     workers=int(sys.argv[3]), symmetry=sys.argv[4] == "1")
 r = explorer.run()
+cpu_seconds = cpu() - cpu0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"distinct": r.distinct_states, "generated": r.generated_states, "depth": r.depth,
-                  "seconds": r.seconds, "complete": r.complete, "stop": r.stop_reason,
+                  "seconds": r.seconds, "cpu_seconds": cpu_seconds, "complete": r.complete,
+                  "stop": r.stop_reason,
                   "rss_per_state": (peak - base) * 1024 / max(r.distinct_states, 1),
                   "retained_per_state": r.seen_bytes / max(r.distinct_states, 1),
                   "links_on_disk": r.links_bytes, "cores": r.cores}))
 """
 
 
-def run(model: str, seconds: float, workers: int, symmetry: bool) -> dict[str, object]:
+def run(
+    model: str, seconds: float, workers: int, symmetry: bool, reduction: bool = True
+) -> dict[str, object]:
+    flags = ["1" if symmetry else "0", "1" if reduction else "0"]
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, model, str(seconds), str(workers), "1" if symmetry else "0"],
+        [sys.executable, "-c", CHILD, model, str(seconds), str(workers), *flags],
         capture_output=True,
         text=True,
         check=True,
@@ -60,27 +76,37 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=STANDARD)
     parser.add_argument("--workers", type=int, default=1, help="explorer processes (cores)")
-    parser.add_argument("--symmetry", action="store_true", help="also measure the reduction")
+    parser.add_argument("--symmetry", action="store_true", help="broker-id symmetry too")
+    parser.add_argument(
+        "--no-factor", action="store_true", help="skip the run without reductions (no factor)"
+    )
     parser.add_argument("--seconds", type=float, default=1800.0, help="time limit per model")
     args = parser.parse_args(argv)
     print(
         f"{'model':40} {'distinct':>11} {'generated':>12} {'depth':>5} {'secs':>8} "
-        f"{'states/s':>9} {'B/state':>8} {'RSS/state':>9} {'cores':>5} {'reduction':>9}  verdict"
+        f"{'states/s':>9} {'/CPU-s':>8} {'B/state':>8} {'RSS/state':>9} {'cores':>5} "
+        f"{'reduction':>9}  verdict"
     )
     for model in args.models:
         r: dict[str, Any] = run(model, args.seconds, args.workers, args.symmetry)
         factor = "-"
-        if args.symmetry:
-            plain: dict[str, Any] = run(model, args.seconds, args.workers, False)
+        if not args.no_factor:
+            plain: dict[str, Any] = run(model, args.seconds, args.workers, False, reduction=False)
             factor = f"{plain['distinct'] / r['distinct']:.2f}x"
-        rate = r["distinct"] / r["seconds"] if r["seconds"] else 0
-        print(
-            f"{Path(model).stem:40} {r['distinct']:>11,} {r['generated']:>12,} {r['depth']:>5} "
-            f"{r['seconds']:>8.1f} {rate:>9,.0f} {r['retained_per_state']:>8.1f} "
-            f"{r['rss_per_state']:>9,.0f} {r['cores']:>5} {factor:>9}  "
-            f"{'complete' if r['complete'] else r['stop']}",
-            flush=True,
-        )
+            line(f"{Path(model).stem} (plain rules)", plain, "-")
+        line(Path(model).stem, r, factor)
+
+
+def line(name: str, r: dict[str, Any], factor: str) -> None:
+    rate = r["distinct"] / r["seconds"] if r["seconds"] else 0
+    per_cpu = r["distinct"] / r["cpu_seconds"] if r["cpu_seconds"] else 0
+    print(
+        f"{name:40} {r['distinct']:>11,} {r['generated']:>12,} {r['depth']:>5} "
+        f"{r['seconds']:>8.1f} {rate:>9,.0f} {per_cpu:>8,.0f} {r['retained_per_state']:>8.1f} "
+        f"{r['rss_per_state']:>9,.0f} {r['cores']:>5} {factor:>9}  "
+        f"{'complete' if r['complete'] else r['stop']}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ def reads_controller(check: StateCheck) -> StateCheck:
 
 
 def on_partition_change(check: StepCheck) -> StepCheck:
-    """Marks a `sometimes` step that can only be reached by a step that changes the controller
+    """Marks a `sometimes` step that can only be reached by a step that changes the partition
     (it compares the partition before and after): an engine skips it on the other steps.
     tests/test_properties.py checks the claim on reachable steps."""
     check.on_partition_change = True  # type: ignore[attr-defined]

@@ -100,9 +100,9 @@ ON_PARTITION_CHANGE = [
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_marked_sometimes_steps_are_reached_only_by_a_controller_change(model: str) -> None:
-    """Engines skip these on steps that leave the controller as it was; on every step from the
-    sampled states that the check accepts, the controller changed."""
+def test_marked_sometimes_steps_are_reached_only_by_a_partition_change(model: str) -> None:
+    """Engines skip these on steps that leave the partition as it was; on every step from the
+    sampled states that the check accepts, the partition changed."""
     cfg = load_model(ROOT / "models" / model)
     reached = 0
     for state in _states(cfg, 2000):
@@ -110,13 +110,13 @@ def test_marked_sometimes_steps_are_reached_only_by_a_controller_change(model: s
             for name, check in ON_PARTITION_CHANGE:
                 if check(cfg, state, action, after):  # type: ignore[call-arg]
                     reached += 1
-                    assert after.controller != state.controller, name
+                    assert after.partition != state.partition, name
     assert len(ON_PARTITION_CHANGE) >= 3 and reached > 0
 
 
 def test_a_step_marked_wrongly_is_caught() -> None:
     """The claim above can be false: 'a record is committed' is reached by a fetch, which leaves
-    the controller as it was."""
+    the partition as it was."""
     cfg = load_model(ROOT / "models" / "kip966_small.toml")
     check = next(c.check for p in properties.ALL for c in p.clauses if p.name == "record_committed")
     steps = [
@@ -125,4 +125,4 @@ def test_a_step_marked_wrongly_is_caught() -> None:
         for action, after in successors(cfg, state)
         if check(cfg, state, action, after)  # type: ignore[call-arg]
     ]
-    assert any(after.controller == state.controller for state, after in steps)
+    assert any(after.partition == state.partition for state, after in steps)

@@ -96,3 +96,17 @@ def test_a_wrong_invariant_is_caught_on_reachable_states() -> None:
     wrong = Invariant("elr_holds_leader_log", elr_holds_leader_log, "wrong")
     _, unsound = check_invariants(cfg, 4, (wrong,), ())
     assert [u.invariant for u in unsound] == ["elr_holds_leader_log"]
+
+
+def test_lagging_members_of_the_isr_and_elr_are_proved_inductive() -> None:
+    """The invariant and history fact relating ISR and ELR members behind a registration's
+    leader epoch to its ISR are discharged for every action (with the completeness
+    strengthening), and with them what a leader knows of its followers survives metadata."""
+    prop = "leader_completeness"
+    p = prover("kip966_small.toml").with_facts(invariants.facts_for(prop))
+    together = frozenset(invariants.needed(prop))
+    for name in ("lagging_candidates", "history.lagging_members"):
+        assert p.initiation(name).status == "proved"
+        for family in p.families:
+            assert p.consecution(name, family, together).status == "proved", (name, family)
+    assert p.consecution("followers_known", "apply_metadata", together).status == "proved"

@@ -15,11 +15,7 @@ class SeenSet:
 
     def contains(self, fps: np.ndarray) -> np.ndarray:
         """A boolean mask: which of `fps` are already seen."""
-        if self.sorted.size == 0 or fps.size == 0:
-            return np.zeros(fps.size, dtype=bool)
-        index = np.searchsorted(self.sorted, fps)
-        index[index == self.sorted.size] = 0
-        return self.sorted[index] == fps
+        return contains_sorted(self.sorted, fps)
 
     def add(self, fps: np.ndarray) -> None:
         """Merge new, distinct fingerprints not seen before (linear in the set's size)."""
@@ -38,8 +34,15 @@ def collision_probability(distinct: int, generated: int) -> float:
 
 
 def contains_sorted(sorted_fps: np.ndarray, fps: np.ndarray) -> np.ndarray:
+    """A boolean mask: which of `fps` are in the sorted array. The look-ups go in sorted order,
+    so each binary search starts near the last one in memory: 3x faster at 300,000 states and
+    8x at 15 million than looking up in the order given (benchmarks/seen_lookup.py)."""
     if sorted_fps.size == 0 or fps.size == 0:
         return np.zeros(fps.size, dtype=bool)
-    index = np.searchsorted(sorted_fps, fps)
+    order = np.argsort(fps)
+    queries = fps[order]
+    index = np.searchsorted(sorted_fps, queries)
     index[index == sorted_fps.size] = 0
-    return np.asarray(sorted_fps[index] == fps)
+    found = np.empty(fps.size, dtype=bool)
+    found[order] = sorted_fps[index] == queries
+    return found

@@ -108,7 +108,7 @@ class Worker:
         batch_fp: list[int] = []
         batch: list[tuple[int, int, ClusterState, Digests]] = []
         hits: dict[str, int] = {}
-        # (name, check, whether only a step that changes the controller can reach it)
+        # (name, check, whether only a step that changes the partition can reach it)
         pending = [
             (n, c, needs_partition_change(c)) for n, c in self.sometimes.items() if n not in reached
         ]
@@ -140,9 +140,9 @@ class Worker:
                 generated += 1
                 if reduction:
                     after = reduce(cfg, after, state)
-                same_controller = after.controller is state.controller
+                same_partition = after.controller.log[-1] is state.controller.log[-1]
                 for name, check, on_change in pending:
-                    if on_change and same_controller:
+                    if on_change and same_partition:
                         continue
                     if check(cfg, state, action, after):
                         hits[name] = base | index  # the first step to reach it: the smallest key

@@ -103,13 +103,22 @@ def _quiet_responses(broker: Broker, applied: PartitionRegistration, fetch_guard
 
 def _release_idle_positions(state: ClusterState) -> ClusterState:
     """Brokers still to catch up say -1, and the log is kept from what the others applied."""
-    brokers = state.brokers
+    lowest = -1
+    marked = True  # every broker still to catch up already says -1
+    for broker in state.brokers:
+        if broker.initialised:
+            if lowest < 0 or broker.applied_epoch < lowest:
+                lowest = broker.applied_epoch
+        elif broker.applied_epoch != -1:
+            marked = False
     controller = state.controller
-    applied = [b.applied_epoch for b in brokers if b.initialised]
-    lowest = controller.position(min(applied)) if applied else len(controller.log) - 1
-    if any(not b.initialised and b.applied_epoch != -1 for b in brokers):
-        brokers = tuple(b if b.initialised else b._replace(applied_epoch=-1) for b in brokers)
+    log = controller.log
+    drop = controller.position(lowest) if lowest >= 0 else len(log) - 1
+    if marked and drop <= 0:
+        return state
+    if not marked:
+        brokers = tuple(b if b.initialised else b._replace(applied_epoch=-1) for b in state.brokers)
         state = state._replace(brokers=brokers)
-    if lowest > 0:
-        state = state._replace(controller=controller._replace(log=controller.log[lowest:]))
+    if drop > 0:
+        state = state._replace(controller=controller._replace(log=log[drop:]))
     return state

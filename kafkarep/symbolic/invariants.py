@@ -775,6 +775,33 @@ def truncation_keeps(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def lagging_candidates(enc: Encoding, sym: Sym) -> Term:
+    """A member of the controller's ISR or ELR that has not reached a registration's leader
+    epoch was in that registration's ISR when its ELR was empty (the ISR at MinISR): only a
+    fetch in a leader epoch gets a replica into the ISR, and the ELR holds former members."""
+    s = enc.sets
+    parts = []
+    for present, _, le, _, isr in _registrations(enc, sym)[1:]:
+        full = and_(present, s.size(isr) >= enc.cfg.min_isr)
+        for c in brokers(enc):
+            cr = rep(sym, c)
+            lagging = and_(full, cr.present, cr.view.le < le, s.has(candidates(enc, sym), c))
+            parts.append(implies(lagging, s.has(isr, c)))
+    return and_(*parts)
+
+
+def fetched_in_epoch(enc: Encoding, sym: Sym) -> Term:
+    """A follower a leader knows to have fetched from it has reached the leader's epoch."""
+    parts = []
+    for b in brokers(enc):
+        lr = rep(sym, b)
+        for m in brokers(enc):
+            if m != b:
+                known = and_(eq(lr.role, LEADER), lr.followers[m - 1].fetched)
+                parts.append(implies(known, rep(sym, m).view.le >= lr.view.le))
+    return and_(*parts)
+
+
 QUORUM: tuple[Invariant, ...] = (
     Invariant("commit_quorum", commit_quorum, "ISR and ELR hold what a leader can commit"),
     Invariant("current_quorum", current_quorum, "a leader nobody left covers the ISR and ELR"),
@@ -789,6 +816,8 @@ QUORUM: tuple[Invariant, ...] = (
         "followed_leader_complete", followed_leader_complete, "ISR and ELR follow complete leaders"
     ),
     Invariant("truncation_keeps", truncation_keeps, "truncation keeps shared, committed records"),
+    Invariant("lagging_candidates", lagging_candidates, "ISR, ELR members behind were in the ISR"),
+    Invariant("fetched_in_epoch", fetched_in_epoch, "a follower known to have fetched is there"),
 )
 
 
@@ -933,6 +962,19 @@ def _applied_as_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def _lagging_members(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """`lagging_candidates` for the record: a member of the controller's ISR or ELR behind its
+    leader epoch was in its ISR, if that was at MinISR."""
+    s = enc.sets
+    full = s.size(snap.isr) >= enc.cfg.min_isr
+    parts = []
+    for c in brokers(enc):
+        cr = rep(sym, c)
+        lagging = and_(full, cr.present, cr.view.le < snap.le, s.has(candidates(enc, sym), c))
+        parts.append(implies(lagging, s.has(snap.isr, c)))
+    return and_(*parts)
+
+
 _COMPLETENESS = ("leader_completeness", "leader_candidate_completeness")
 _KEPT_ON_APPLY = (
     "commit_quorum",
@@ -945,6 +987,7 @@ _KEPT_ON_APPLY = (
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[Fact, ...] = (
     Fact("applied_as_leader", _applied_as_leader, "its leader may apply it safely"),
+    Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
 )
 FACTS_FOR: dict[str, tuple[Fact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
 
