@@ -87,12 +87,15 @@ def test_a_state_and_its_reduced_form_are_bisimilar(path: Path) -> None:
 
 def test_each_reduction_is_exercised() -> None:
     """The samples above reach every kind of reduction: a stale fetch response, an idle
-    AlterPartition response, a restarted broker whose old metadata position is released."""
+    AlterPartition response, a refused AlterPartition request, a restarted broker whose old
+    metadata position is released."""
     seen = set()
     for name in ("kip966_shipped.toml", "v35_last_replica_standing.toml", "kip966_small.toml"):
         cfg = load_model(MODELS / name)
         for state in reachable(cfg, walks=12, length=45, seed=7):
             small = reduce(cfg, state)
+            if small.controller.ap_requests != state.controller.ap_requests:
+                seen.add("request")
             for b, r in zip(state.brokers, small.brokers, strict=True):
                 if b.fetch_response != r.fetch_response and r.fetch_response == STALE_FETCH:
                     seen.add("fetch")
@@ -104,7 +107,7 @@ def test_each_reduction_is_exercised() -> None:
                     and len(small.controller.log) < len(state.controller.log)
                 ):
                     seen.add("positions")
-    assert seen == {"fetch", "alter_partition", "positions"}
+    assert seen == {"fetch", "alter_partition", "request", "positions"}
 
 
 def explore(cfg: ModelConfig, reduction: bool) -> tuple[int, int, dict[str, int]]:

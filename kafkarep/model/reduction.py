@@ -9,6 +9,9 @@ through the plain rules (`kafkarep replay` and every printed trace do exactly th
 show the real states). tests/test_reduction.py checks the bisimulation on every reachable state
 of the small models, mutations included, and that verdicts and depths are unchanged.
 
+- **Refused AlterPartition requests.** A request in flight from a leader epoch older than the
+  partition's will be refused with an error the leader waits out, whatever it proposes: only
+  its sender and broker epoch are kept. Not applied when `leader_epoch_current` is switched off.
 - **Idle metadata positions.** A broker that has not acted on metadata since it (re)started
   jumps to the end of the controller's log (metadata.py), so how far its previous incarnation
   had applied is dead: it no longer holds back the compaction of the log.
@@ -27,7 +30,7 @@ from __future__ import annotations
 from functools import cache
 
 from kafkarep.errors import Error
-from kafkarep.metadata import PartitionRegistration
+from kafkarep.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.data import leader_epoch_matches
 from kafkarep.model.config import ModelConfig
@@ -38,6 +41,7 @@ from kafkarep.model.state import (
     FetchResponse,
     PendingAlterPartition,
 )
+from kafkarep.rules.alter_partition import leader_epoch_current
 
 # What a stale response is replaced by: handling either only clears it, as for the original.
 STALE_FETCH = FetchResponse(leader=0, leader_epoch=-1, fetch_offset=-1, hwm=0)
@@ -71,7 +75,38 @@ def reduce(
                 changed[index] = quiet
     if changed is not None:
         state = state._replace(brokers=tuple(changed))
+    if parent is None or state.controller is not parent.controller:
+        state = _quiet_requests(cfg, state)
     return _release_idle_positions(state) if idle else state
+
+
+def _quiet_requests(cfg: ModelConfig, state: ClusterState) -> ClusterState:
+    """An AlterPartition request from an older leader epoch than the partition's is refused,
+    whatever else it says, with an error the leader waits out (`requester_epoch_current` or
+    `leader_epoch_current`, in Kafka's order), and leader epochs never go back: only who sent it
+    and from which broker epoch still matter (whether the answer reaches the sender)."""
+    if not _guard_on(cfg.options.disabled_guards):
+        return state
+    requests = state.controller.ap_requests
+    current = state.controller.log[-1].leader_epoch
+    changed = None
+    for index, request in enumerate(requests):
+        if request is not None and 0 <= request.leader_epoch < current:
+            changed = changed or list(requests)
+            changed[index] = request._replace(
+                leader_epoch=-1,
+                partition_epoch=-1,
+                new_isr=(),
+                leader_recovery_state=LeaderRecoveryState.RECOVERED,
+            )
+    if changed is None:
+        return state
+    return state._replace(controller=state.controller._replace(ap_requests=tuple(changed)))
+
+
+@cache
+def _guard_on(disabled: frozenset[str]) -> bool:
+    return leader_epoch_current.enabled(disabled)
 
 
 @cache
