@@ -53,8 +53,7 @@ def explore_graph(
     def key(state: ClusterState) -> str:
         # Nodes are the explorer's states (reduced, as it stores them); each is shown and
         # expanded as the first plain state found for it, its bisimilar representative.
-        if cfg.check.reduction:
-            state = reduce(cfg, state)
+        state = reduce(cfg, state)
         return node_id(fingerprint(canonical(cfg, state) if use_symmetry else state))
 
     graph = nx.MultiDiGraph(name=cfg.name, model=cfg.path, symmetry=use_symmetry)

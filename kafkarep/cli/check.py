@@ -10,6 +10,7 @@ from rich.console import Console
 
 from kafkarep.checking import ENGINES, RunOptions, run_model
 from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.cli.options import add_search_options
 from kafkarep.engines.explorer import Limits
 from kafkarep.guards import all_guards
 from kafkarep.model.config import ModelError, load_model
@@ -44,26 +45,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--max-states", type=int, default=None, metavar="N")
     parser.add_argument("--max-depth", type=int, default=None, metavar="N")
     parser.add_argument("--max-seconds", type=float, default=None, metavar="S")
-    parser.add_argument(
-        "--symmetry",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="broker-id symmetry reduction (default: the model's)",
-    )
-    parser.add_argument(
-        "--reduction",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the sound state reductions of kafkarep/model/reduction.py (default: on, unless the "
-        "model sets [check] reduction = false)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="explorer worker processes (default: every core; 1: in-process)",
-    )
+    add_search_options(parser, "the model's")
     parser.add_argument(
         "--spill-after",
         type=int,

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from kafkarep.checking import ENGINES, RunOptions, run_model
 from kafkarep.cli.errors import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK, UsageError
+from kafkarep.cli.options import add_search_options
 from kafkarep.engines.explorer import Limits
 from kafkarep.engines.explorer import Progress as Step
 from kafkarep.html_report import write_html
@@ -126,26 +127,7 @@ def add_parser(commands: Any) -> None:
         metavar="S",
         help="per model; a model cut short cannot be said to hold (not met)",
     )
-    parser.add_argument(
-        "--symmetry",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="broker-id symmetry reduction (default: each model's)",
-    )
-    parser.add_argument(
-        "--reduction",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the sound state reductions of kafkarep/model/reduction.py (default: on, unless the "
-        "model sets [check] reduction = false)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="explorer worker processes (default: every core; 1: in-process)",
-    )
+    add_search_options(parser, "each model's")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.set_defaults(run=run)
 

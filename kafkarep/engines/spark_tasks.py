@@ -214,8 +214,7 @@ def _states(chunks: Iterable[Chunk]) -> list[tuple[int, ClusterState, Digests]]:
 def seed(task: Task, _: int = 0) -> list[tuple[int, Any]]:
     """Level 0: the initial state, to its owner, and every partition's (empty) seen set."""
     state = initial_state(task.cfg)
-    if task.cfg.check.reduction:
-        state = reduce(task.cfg, state)
+    state = reduce(task.cfg, state)
     found: Found = {}
     _check(task, 0, state, found)
     fp = state_key(task.cfg, state, task.symmetry)
@@ -272,8 +271,7 @@ def materialize(
                 continue
             wanted = dict(zip((keys[lo:hi] & ACTION_MASK).tolist(), range(lo, hi), strict=True))
             for index, child in chosen_successors(cfg, state, set(wanted)):
-                if cfg.check.reduction:
-                    child = reduce(cfg, child, state)
+                child = reduce(cfg, child, state)
                 position = wanted[index]
                 share = children.setdefault(owner_of[position], ([], [], []))
                 share[0].append(position)
@@ -301,7 +299,6 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
     inject_fault(task, "expand")
     began = time.process_time()
     cfg, symmetry = task.cfg, task.symmetry
-    reduction = cfg.check.reduction
     chunks: list[Chunk] = []
     checked: list[Checked] = []
     seen: Any = None
@@ -322,8 +319,7 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
         base = position << ACTION_BITS
         for index, (action, after) in enumerate(successors(cfg, state)):
             generated += 1
-            if reduction:
-                after = reduce(cfg, after, state)
+            after = reduce(cfg, after, state)
             if pending:
                 for name, check in list(pending):
                     if check(cfg, state, action, after):

@@ -74,8 +74,7 @@ class Worker:
     # --- one level ------------------------------------------------------------------------
 
     def start(self, state: ClusterState) -> int:
-        if self.cfg.check.reduction:
-            state = reduce(self.cfg, state)
+        state = reduce(self.cfg, state)
         parts = digests(state)
         self.frontier = self._level()
         self.frontier.append((state, parts))
@@ -132,17 +131,14 @@ class Worker:
             batch_fp.clear()
 
         symmetry = self.symmetry
-        reduction = cfg.check.reduction
         positions = self.positions.tolist()
         for local, (state, parent_parts) in enumerate(self.frontier):
             base = positions[local] << ACTION_BITS
             for index, (action, after) in enumerate(successors(cfg, state)):
                 generated += 1
-                if reduction:
-                    after = reduce(cfg, after, state)
-                same_partition = after.controller.log[-1] is state.controller.log[-1]
+                after = reduce(cfg, after, state)
                 for name, check, on_change in pending:
-                    if on_change and same_partition:
+                    if on_change and after.controller.log[-1] is state.controller.log[-1]:
                         continue
                     if check(cfg, state, action, after):
                         hits[name] = base | index  # the first step to reach it: the smallest key

@@ -65,9 +65,11 @@ def commit(state: ClusterState, outcome: Outcome) -> ClusterState:
 
 def compact(state: ClusterState) -> ClusterState:
     """Forget the log prefix every broker has applied: no one reads it again, so histories that
-    differ only there are the same state."""
+    differ only there are the same state. (A broker that says -1 has no position to keep: it
+    jumps to the end when it catches up, see reduction.py.)"""
     controller = state.controller
-    lowest = controller.position(min(b.applied_epoch for b in state.brokers))
+    applied = [b.applied_epoch for b in state.brokers if b.applied_epoch >= 0]
+    lowest = controller.position(min(applied)) if applied else len(controller.log) - 1
     if lowest <= 0:
         return state
     return state._replace(controller=controller._replace(log=controller.log[lowest:]))

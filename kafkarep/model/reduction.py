@@ -27,13 +27,12 @@ of the small models, mutations included, and that verdicts and depths are unchan
 
 from __future__ import annotations
 
-from functools import cache
-
 from kafkarep.errors import Error
 from kafkarep.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.data import leader_epoch_matches
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.controller import compact
 from kafkarep.model.state import (
     AlterPartitionResponse,
     Broker,
@@ -55,11 +54,15 @@ def reduce(
     cfg: ModelConfig, state: ClusterState, parent: ClusterState | None = None
 ) -> ClusterState:
     """The reduced form of a successor of `parent` (itself reduced): only the brokers that
-    differ from the parent's are looked at."""
+    differ from the parent's are looked at. The state itself when the model (or
+    `--no-reduction`) switches the reductions off."""
+    if not cfg.check.reduction:
+        return state
     brokers = state.brokers
     old = parent.brokers if parent is not None else None
     if old is brokers and parent is not None and state.controller is parent.controller:
         return state
+    fetch_guard = leader_epoch_matches.enabled(cfg.options.disabled_guards)
     idle = False
     changed = None
     for index, broker in enumerate(brokers):
@@ -69,7 +72,7 @@ def reduce(
             old is None or broker is not old[index]
         ):
             applied = state.controller.log[state.controller.position(broker.applied_epoch)]
-            quiet = _quiet_responses(broker, applied, _fetch_guard(cfg.options.disabled_guards))
+            quiet = _quiet_responses(broker, applied, fetch_guard)
             if quiet is not broker:
                 changed = changed or list(brokers)
                 changed[index] = quiet
@@ -85,7 +88,7 @@ def _quiet_requests(cfg: ModelConfig, state: ClusterState) -> ClusterState:
     whatever else it says, with an error the leader waits out (`requester_epoch_current` or
     `leader_epoch_current`, in Kafka's order), and leader epochs never go back: only who sent it
     and from which broker epoch still matter (whether the answer reaches the sender)."""
-    if not _guard_on(cfg.options.disabled_guards):
+    if not leader_epoch_current.enabled(cfg.options.disabled_guards):
         return state
     requests = state.controller.ap_requests
     current = state.controller.log[-1].leader_epoch
@@ -102,16 +105,6 @@ def _quiet_requests(cfg: ModelConfig, state: ClusterState) -> ClusterState:
     if changed is None:
         return state
     return state._replace(controller=state.controller._replace(ap_requests=tuple(changed)))
-
-
-@cache
-def _guard_on(disabled: frozenset[str]) -> bool:
-    return leader_epoch_current.enabled(disabled)
-
-
-@cache
-def _fetch_guard(disabled: frozenset[str]) -> bool:
-    return leader_epoch_matches.enabled(disabled)
 
 
 def _quiet_responses(broker: Broker, applied: PartitionRegistration, fetch_guard: bool) -> Broker:
@@ -137,23 +130,8 @@ def _quiet_responses(broker: Broker, applied: PartitionRegistration, fetch_guard
 
 
 def _release_idle_positions(state: ClusterState) -> ClusterState:
-    """Brokers still to catch up say -1, and the log is kept from what the others applied."""
-    lowest = -1
-    marked = True  # every broker still to catch up already says -1
-    for broker in state.brokers:
-        if broker.initialised:
-            if lowest < 0 or broker.applied_epoch < lowest:
-                lowest = broker.applied_epoch
-        elif broker.applied_epoch != -1:
-            marked = False
-    controller = state.controller
-    log = controller.log
-    drop = controller.position(lowest) if lowest >= 0 else len(log) - 1
-    if marked and drop <= 0:
-        return state
-    if not marked:
+    """Brokers still to catch up say -1, which `compact` passes over."""
+    if any(not b.initialised and b.applied_epoch != -1 for b in state.brokers):
         brokers = tuple(b if b.initialised else b._replace(applied_epoch=-1) for b in state.brokers)
         state = state._replace(brokers=brokers)
-    if drop > 0:
-        state = state._replace(controller=controller._replace(log=log[drop:]))
-    return state
+    return compact(state)

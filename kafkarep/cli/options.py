@@ -1,0 +1,30 @@
+"""Flags that `check` and `suite` share: how the explorer searches a model."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_search_options(parser: argparse.ArgumentParser, whose: str) -> None:
+    """--symmetry, --reduction and --workers; `whose` says whose setting is the default
+    ("the model's", "each model's")."""
+    parser.add_argument(
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"broker-id symmetry reduction (default: {whose})",
+    )
+    parser.add_argument(
+        "--reduction",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the sound state reductions of kafkarep/model/reduction.py (default: on, unless "
+        "[check] reduction = false)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="explorer worker processes (default: every core; 1: in-process)",
+    )
