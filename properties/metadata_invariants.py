@@ -73,6 +73,8 @@ def brokers_follow_controller_log(cfg: ModelConfig, state: ClusterState) -> str 
         view = replica.view
         index = view.partition_epoch - first
         known = log[index] if 0 <= index < len(log) else None
+        if known is view:
+            continue  # the usual case: the very record it applied
         if known is None:
             if view.partition_epoch > state.partition.partition_epoch:
                 epoch = view.partition_epoch

@@ -18,10 +18,10 @@ import numpy as np
 
 from kafkarep.engines.frontier import Frontier, dumps, loads
 from kafkarep.engines.seen import contains_sorted
-from kafkarep.model.actions import successors
+from kafkarep.model.actions import active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, combine, digests, fingerprint
-from kafkarep.model.reduction import reduce
+from kafkarep.model.reduction import reduce, reducer
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
 from properties.base import needs_partition_change, reads
@@ -132,21 +132,29 @@ class Worker:
 
         symmetry = self.symmetry
         positions = self.positions.tolist()
+        families = [(f.actions, f.apply) for f in active(cfg)]
+        reduce_one = reducer(cfg)
         for local, (state, parent_parts) in enumerate(self.frontier):
             base = positions[local] << ACTION_BITS
-            for index, (action, after) in enumerate(successors(cfg, state)):
-                generated += 1
-                after = reduce(cfg, after, state)
-                for name, check, on_change in pending:
-                    if on_change and after.controller.log[-1] is state.controller.log[-1]:
-                        continue
-                    if check(cfg, state, action, after):
-                        hits[name] = base | index  # the first step to reach it: the smallest key
-                        pending = [p for p in pending if p[0] != name]
-                parts = digests(after, state, parent_parts)
-                fp = fingerprint(canonical(cfg, after)) if symmetry else combine(parts)
-                batch_fp.append(fp)
-                batch.append((fp, base | index, after, parts))
+            index = -1  # the action's index among the state's successors
+            # `successors(cfg, state)` unrolled: one generator less per successor.
+            for actions, apply in families:
+                for action in actions(cfg, state):
+                    index += 1
+                    after = reduce_one(apply(cfg, state, action), state)
+                    for name, check, on_change in pending:
+                        if on_change and after.controller.log[-1] is state.controller.log[-1]:
+                            continue
+                        if check(cfg, state, action, after):
+                            hits[name] = (
+                                base | index
+                            )  # the first step to reach it: the smallest key
+                            pending = [p for p in pending if p[0] != name]
+                    parts = digests(after, state, parent_parts)
+                    fp = fingerprint(canonical(cfg, after)) if symmetry else parts[-1]  # combine()
+                    batch_fp.append(fp)
+                    batch.append((fp, base | index, after, parts))
+            generated += index + 1
             if len(batch) >= BATCH:
                 flush()
             if local & 255 == 255:

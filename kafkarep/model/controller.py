@@ -68,11 +68,21 @@ def compact(state: ClusterState) -> ClusterState:
     differ only there are the same state. (A broker that says -1 has no position to keep: it
     jumps to the end when it catches up, see reduction.py.)"""
     controller = state.controller
-    applied = [b.applied_epoch for b in state.brokers if b.applied_epoch >= 0]
-    lowest = controller.position(min(applied)) if applied else len(controller.log) - 1
-    if lowest <= 0:
+    log = controller.log
+    if len(log) == 1:
         return state
-    return state._replace(controller=controller._replace(log=controller.log[lowest:]))
+    start = log[0].partition_epoch
+    lowest = -1
+    for broker in state.brokers:
+        applied = broker.applied_epoch
+        if applied == start:
+            return state  # the usual case: someone still has the first record to read from
+        if applied >= 0 and (lowest < 0 or applied < lowest):
+            lowest = applied
+    keep = controller.position(lowest) if lowest >= 0 else len(log) - 1
+    if keep <= 0:
+        return state
+    return state._replace(controller=controller._replace(log=log[keep:]))
 
 
 def caught_up(state: ClusterState, broker: Broker) -> bool:

@@ -27,6 +27,9 @@ of the small models, mutations included, and that verdicts and depths are unchan
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
+
 from kafkarep.errors import Error
 from kafkarep.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions.alter_partition import ROLL_BACK
@@ -56,40 +59,65 @@ def reduce(
     """The reduced form of a successor of `parent` (itself reduced): only the brokers that
     differ from the parent's are looked at. The state itself when the model (or
     `--no-reduction`) switches the reductions off."""
+    return reducer(cfg)(state, parent)
+
+
+Reduce = Callable[[ClusterState, "ClusterState | None"], ClusterState]
+
+
+@cache
+def reducer(cfg: ModelConfig) -> Reduce:
+    """`reduce` for one model, its switches read once (the explorer calls it per successor)."""
     if not cfg.check.reduction:
-        return state
-    brokers = state.brokers
-    old = parent.brokers if parent is not None else None
-    if old is brokers and parent is not None and state.controller is parent.controller:
-        return state
+        return _unchanged
     fetch_guard = leader_epoch_matches.enabled(cfg.options.disabled_guards)
-    idle = False
-    changed = None
-    for index, broker in enumerate(brokers):
-        if not broker.initialised:
-            idle = True
-        elif (broker.fetch_response is not None or broker.ap_response is not None) and (
-            old is None or broker is not old[index]
+    requests_guard = leader_epoch_current.enabled(cfg.options.disabled_guards)
+
+    def reduce_one(state: ClusterState, parent: ClusterState | None = None) -> ClusterState:
+        brokers = state.brokers
+        old = parent.brokers if parent is not None else None
+        if old is brokers and parent is not None and state.controller is parent.controller:
+            return state
+        # An idle broker's position is released once; after that only a longer log may let
+        # the compaction go further.
+        log_moved = parent is None or state.controller.log[-1] is not parent.controller.log[-1]
+        idle = False
+        changed = None
+        for index, broker in enumerate(brokers):
+            if old is not None and broker is old[index]:
+                idle = idle or (log_moved and not broker.initialised)
+            elif not broker.initialised:
+                idle = True
+            elif broker.fetch_response is not None or broker.ap_response is not None:
+                applied = state.controller.log[state.controller.position(broker.applied_epoch)]
+                quiet = _quiet_responses(broker, applied, fetch_guard)
+                if quiet is not broker:
+                    changed = changed or list(brokers)
+                    changed[index] = quiet
+        if changed is not None:
+            state = state._replace(brokers=tuple(changed))
+        # The parent's requests are already quiet for its leader epoch: look again only if the
+        # requests or the partition moved (a compaction moves neither).
+        if requests_guard and (
+            parent is None
+            or log_moved
+            or state.controller.ap_requests is not parent.controller.ap_requests
         ):
-            applied = state.controller.log[state.controller.position(broker.applied_epoch)]
-            quiet = _quiet_responses(broker, applied, fetch_guard)
-            if quiet is not broker:
-                changed = changed or list(brokers)
-                changed[index] = quiet
-    if changed is not None:
-        state = state._replace(brokers=tuple(changed))
-    if parent is None or state.controller is not parent.controller:
-        state = _quiet_requests(cfg, state)
-    return _release_idle_positions(state) if idle else state
+            state = _quiet_requests(state)
+        return _release_idle_positions(state) if idle else state
+
+    return reduce_one
 
 
-def _quiet_requests(cfg: ModelConfig, state: ClusterState) -> ClusterState:
+def _unchanged(state: ClusterState, parent: ClusterState | None = None) -> ClusterState:
+    return state
+
+
+def _quiet_requests(state: ClusterState) -> ClusterState:
     """An AlterPartition request from an older leader epoch than the partition's is refused,
     whatever else it says, with an error the leader waits out (`requester_epoch_current` or
     `leader_epoch_current`, in Kafka's order), and leader epochs never go back: only who sent it
     and from which broker epoch still matter (whether the answer reaches the sender)."""
-    if not leader_epoch_current.enabled(cfg.options.disabled_guards):
-        return state
     requests = state.controller.ap_requests
     current = state.controller.log[-1].leader_epoch
     changed = None
