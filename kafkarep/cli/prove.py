@@ -71,6 +71,13 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("--no-bmc", action="store_true", help="induction only")
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="W",
+        help="processes discharging induction obligations (default 1)",
+    )
+    parser.add_argument(
         "--json",
         type=Path,
         default=None,
@@ -140,7 +147,11 @@ def run(args: argparse.Namespace) -> int:
     from kafkarep.symbolic.prove import Settings, prove_property, prover_for
 
     console = Console(width=160)
-    for value, flag in ((args.depth, "--depth"), (args.timeout, "--timeout")):
+    for value, flag in (
+        (args.depth, "--depth"),
+        (args.timeout, "--timeout"),
+        (args.workers, "--workers"),
+    ):
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be positive")
     if args.no_induction and args.no_bmc:
@@ -164,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
             bmc=not args.no_bmc,
             every_initial=args.every_initial,
             stop_at_failure=not args.all_obligations,
+            workers=args.workers,
             reports=args.reports,
         )
         folder = args.reports / "traces" / (model_slug(cfg) + ".prove")

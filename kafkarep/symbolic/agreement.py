@@ -282,7 +282,8 @@ def check_invariants(
 ) -> tuple[int, tuple[Unsound, ...]]:
     """Evaluate the auxiliary invariants (by default every one of `invariants.AUXILIARY`) and
     the history facts (by default all, on every record of the metadata log a broker may still
-    apply) on every state of a bounded exploration. An invariant used in a proof must hold on
+    apply, and `invariants.pair` on every two such records) on every state of a bounded
+    exploration. An invariant used in a proof must hold on
     every reachable state; this catches a wrong one without a solver. Returns the number of
     states visited and the invariants found false, each with the first state where it is."""
     from kafkarep.symbolic import invariants
@@ -299,12 +300,20 @@ def check_invariants(
             if inv.name not in found and inv.holds(enc, sym) is not True:
                 found[inv.name] = Unsound(inv.name, state)
         low = min(b.applied for b in sym.brokers)
+        records = sym.hist[low - 1 :]
         for fact in history:
             name = f"history.{fact.name}"
             if name not in found and any(
-                fact.holds(enc, record, sym) is not True for record in sym.hist[low - 1 :]
+                fact.holds(enc, record, sym) is not True for record in records
             ):
                 found[name] = Unsound(name, state)
+        # what the prover assumes of any two records a broker may still apply
+        if "history.pair" not in found and any(
+            invariants.pair(enc, a, b, sym, history) is not True
+            for k, a in enumerate(records)
+            for b in records[k + 1 :]
+        ):
+            found["history.pair"] = Unsound("history.pair", state)
         if limit and states >= limit:
             break
     return states, tuple(found.values())

@@ -16,6 +16,7 @@ committed.
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -33,6 +34,8 @@ class Invariant(NamedTuple):
     name: str
     holds: Callable[[Encoding, Sym], Term]
     doc: str
+    # When `holds` is "for every broker b, part(b)": the conjunct for one broker (symmetry).
+    part: Callable[[Encoding, Sym, int], Term] | None = None
 
 
 class Fact(NamedTuple):
@@ -41,6 +44,39 @@ class Fact(NamedTuple):
     name: str
     holds: Callable[[Encoding, Snap, Sym], Term]
     doc: str
+    part: Callable[[Encoding, Snap, Sym, int], Term] | None = None
+
+
+# Families whose actions are per broker and whose rules never read the order of the replica
+# list (only the controller's elections do): renaming brokers maps each of their steps to a
+# step of the same family (see `symmetric_families`).
+BROKER_FAMILIES = frozenset(
+    {
+        "produce",
+        "fetch",
+        "fetch_response",
+        "expand_isr",
+        "shrink_isr",
+        "recover_leader",
+        "alter_partition_response",
+        "apply_metadata",
+    }
+)
+
+
+def symmetric_families(enc: Encoding) -> frozenset[str]:
+    """The families for which an obligation of a per-broker invariant is shown for broker 1
+    only. Sound when renaming brokers is a symmetry of the induction: every broker is a
+    replica (so the invariants, which name no broker, are symmetric), the replica list never
+    changes (no reassignment), and the family's steps commute with renaming (a broker's own
+    actions, over every actor: the step of broker b from state s is, renamed by a
+    permutation p, the step of broker p(b) from the renamed state). Then a pre-state that
+    satisfies every invariant and a step that breaks the conjunct of broker b rename to a
+    pre-state that satisfies every invariant and a step of the same family that breaks the
+    conjunct of broker 1."""
+    if enc.reassigning or sorted(enc.cfg.replicas) != list(range(1, enc.n + 1)):
+        return frozenset()
+    return BROKER_FAMILIES & {f.name for f in enc.families}
 
 
 class Obligation(NamedTuple):
@@ -50,6 +86,9 @@ class Obligation(NamedTuple):
     seconds: float
     cti: tuple[Sym, Instance, Sym] | None = None  # before, the instance taken, after
 
+
+# What any two records of the metadata log satisfy, given the pre-state and the history facts.
+Pair = Callable[[Encoding, Snap, Snap, Sym, tuple[Fact, ...]], Term]
 
 Context = tuple[z3.Solver, Sym, list[tuple[Instance, Any, Term, Sym]], Snap]
 
@@ -63,7 +102,7 @@ class Prover:
         invariants: tuple[Invariant, ...],
         facts: tuple[Fact, ...],
         timeout: float = 60.0,
-        pair: Callable[[Encoding, Snap, Snap], Term] | None = None,
+        pair: Pair | None = None,
     ) -> None:
         self.enc = Encoding(cfg, abstract_history=True)
         self.invariants = invariants
@@ -71,6 +110,7 @@ class Prover:
         self.pair = pair  # what any two records of the log satisfy (derived from the facts)
         self.enc.history = self._facts
         self.rel = Relation(self.enc)
+        self.symmetric = symmetric_families(self.enc)
         self.timeout = timeout
         self.done: dict[tuple[Any, ...], Obligation] = {}
         self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
@@ -103,24 +143,38 @@ class Prover:
         out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
         return out
 
-    def _goal(self, name: str, record: Snap) -> Callable[[Sym, Sym], Term]:
+    def _goal(self, name: str, record: Snap, family: str = "") -> Callable[[Sym, Sym], Term]:
         """The proposition an obligation shows of (before, after). A history fact is shown of
-        an arbitrary record that has every fact before the step, and of the new current one."""
+        an arbitrary record that has every fact before the step, and of the new current one.
+        Under a family of `symmetric_families`, a per-broker invariant is shown for broker 1."""
+        symmetric = family in self.symmetric
+        enc = self.enc
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
+            part = fact.part
+            if symmetric and part is not None:
+                one = part
+
+                def holds(snap: Snap, sym: Sym) -> Term:
+                    return one(enc, snap, sym, 1)
+
+            else:
+
+                def holds(snap: Snap, sym: Sym) -> Term:
+                    return fact.holds(enc, snap, sym)
 
             def kept(before: Sym, after: Sym) -> Term:
                 return ops.implies(
-                    ops.and_(self._facts(self.enc, record, before), record.pe <= before.cur.pe),
-                    ops.and_(
-                        fact.holds(self.enc, record, after),
-                        fact.holds(self.enc, after.cur, after),
-                    ),
+                    ops.and_(self._facts(enc, record, before), record.pe <= before.cur.pe),
+                    ops.and_(holds(record, after), holds(after.cur, after)),
                 )
 
             return kept
         invariant = next(i for i in self.invariants if i.name == name)
-        return lambda before, after: invariant.holds(self.enc, after)
+        if symmetric and invariant.part is not None:
+            own = invariant.part
+            return lambda before, after: own(enc, after, 1)
+        return lambda before, after: invariant.holds(enc, after)
 
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
@@ -191,12 +245,12 @@ class Prover:
         enc = self.enc
         started = time.monotonic()
         solver, before, probes, record = self._context(family, together)
-        goal = self._goal(name, record)
+        goal = self._goal(name, record, family)
         history = name.startswith("history.")
         cases = []
         for instance, arg, guard, after in probes:
             if history and instance.arg == "h" and self.pair is not None:
-                guard = ops.and_(guard, self.pair(enc, record, arg))
+                guard = ops.and_(guard, self.pair(enc, record, arg, before, self.facts))
             cases.append(ops.and_(guard, ops.not_(goal(before, after))))
         status, model = self._check(solver, ops.or_(*cases))
         cti = None
@@ -209,11 +263,17 @@ class Prover:
         self.done[key] = result
         return result
 
-    def prove(self, names: list[str], stop_at_failure: bool = False) -> list[Obligation]:
+    def prove(
+        self, names: list[str], stop_at_failure: bool = False, workers: int = 1
+    ) -> list[Obligation]:
         """Every obligation of these invariants, proved together: each holds initially, and
         each action keeps it in any state where all of them (and the history facts) hold.
-        The names must include every history fact (`history.<fact>`)."""
+        The names must include every history fact (`history.<fact>`). With several workers,
+        the obligations are discharged in that many processes (all of them, even when
+        stopping at the first failure: the result is the same list)."""
         together = frozenset(names)
+        if workers > 1:
+            self._discharge_in_parallel(names, together, workers)
         out = []
         for name in names:
             out.append(self.initiation(name))
@@ -222,6 +282,83 @@ class Prover:
                     return out
                 out.append(self.consecution(name, family, together))
         return out
+
+    def _discharge_in_parallel(
+        self, names: list[str], together: frozenset[str], workers: int
+    ) -> None:
+        """Fill the cache with every obligation not in it yet, from worker processes (forked:
+        each builds its own prover for the same model and invariants). A job is one family's
+        obligations (they share that family's solver), the families with the most instances
+        first; the initiation obligations are one more job."""
+        jobs: list[tuple[str, list[str]]] = []
+        initial = [n for n in names if (n, "initial") not in self.done]
+        if initial:
+            jobs.append(("initial", initial))
+        for family in sorted(self.families, key=lambda f: -len(self.families[f])):
+            todo = [n for n in names if (n, family, together) not in self.done]
+            if todo:
+                jobs.append((family, todo))
+        if len(jobs) < 2:
+            return
+        global _TEMPLATE
+        _TEMPLATE = self
+        context = multiprocessing.get_context("fork")
+        try:
+            with context.Pool(min(workers, len(jobs)), initializer=_start_worker) as pool:
+                for (family, todo), results in zip(
+                    jobs, pool.imap(_discharge, [(job, together) for job in jobs]), strict=True
+                ):
+                    for name, (status, seconds, cti) in zip(todo, results, strict=True):
+                        found = None
+                        if cti is not None:
+                            before, index, after = cti
+                            taken = (
+                                self.rel.instances[0] if index < 0 else self.families[family][index]
+                            )
+                            found = (before, taken, after)
+                        key = (name, "initial") if family == "initial" else (name, family, together)
+                        self.done[key] = Obligation(name, family, status, seconds, found)
+        finally:
+            _TEMPLATE = None
+
+
+# The prover a worker process copies (set in the parent just before forking).
+_TEMPLATE: Prover | None = None
+_WORKER: Prover | None = None
+
+
+def _start_worker() -> None:
+    global _WORKER
+    template = _TEMPLATE
+    assert template is not None
+    _WORKER = Prover(
+        template.enc.cfg, template.invariants, template.facts, template.timeout, template.pair
+    )
+
+
+Outcome = tuple[str, float, tuple[Sym, int, Sym] | None]
+
+
+def _discharge(job: tuple[tuple[str, list[str]], frozenset[str]]) -> list[Outcome]:
+    """One family's obligations in a worker: status, seconds and counterexample to induction
+    of each (with the index of the instance taken in its family, as instances do not cross
+    processes)."""
+    (family, names), together = job
+    prover = _WORKER
+    assert prover is not None
+    out: list[Outcome] = []
+    for name in names:
+        if family == "initial":
+            o = prover.initiation(name)
+            out.append((o.status, o.seconds, None if o.cti is None else (o.cti[0], -1, o.cti[2])))
+            continue
+        o = prover.consecution(name, family, together)
+        if o.cti is None:
+            out.append((o.status, o.seconds, None))
+            continue
+        before, instance, after = o.cti
+        out.append((o.status, o.seconds, (before, prover.families[family].index(instance), after)))
+    return out
 
 
 def _argument(enc: Encoding, instance: Instance, k: int) -> Any:

@@ -631,6 +631,21 @@ def answer_quorum(enc: Encoding, sym: Sym) -> Term:
     )
 
 
+def rollback_quorum(enc: Encoding, sym: Sym) -> Term:
+    """`_quorum` and `_current` over the ISR a leader holds while it has a proposal pending and
+    not accepted: a rolled-back proposal makes it the Maximal ISR again."""
+
+    def ok(b: int) -> Term:
+        r = rep(sym, b)
+        open_ = and_(r.pending, not_(_accepted(enc, sym, b)))
+        return and_(
+            _quorum(enc, sym, b, r.view.isr, r.view.isr, open_),
+            _current(enc, sym, b, r.view.isr, r.view.isr, open_),
+        )
+
+    return every(enc, ok)
+
+
 def followers_known(enc: Encoding, sym: Sym) -> Term:
     """What a leader knows of a follower that fetched from it and has not moved past its epoch
     is true: the follower holds the leader's log up to that position, and follows it."""
@@ -689,7 +704,8 @@ def pending_caught_up(enc: Encoding, sym: Sym) -> Term:
 def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
     """An AlterPartition request in flight is its sender's pending proposal, or is stale: from
     an older leader epoch or partition epoch than the sender holds. An accepted answer's ISR is
-    within the ISR requested."""
+    within the ISR requested, its partition epoch not below the one requested, its leader epoch
+    not above the sender's (the controller accepts only a request of its own epochs)."""
     s = enc.sets
     parts = []
     for b in brokers(enc):
@@ -698,7 +714,12 @@ def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
             eq(r.role, LEADER), eq(q.le, r.view.le), implies(not_(r.pending), q.pe < r.view.pe)
         )
         parts.append(implies(q.present, or_(q.le < r.view.le, current)))
-        parts.append(implies(and_(a.present, eq(a.error, 0)), s.subset(a.isr, a.req_isr)))
+        parts.append(
+            implies(
+                and_(a.present, eq(a.error, 0)),
+                and_(s.subset(a.isr, a.req_isr), a.pe >= a.req_pe, a.le <= r.view.le),
+            )
+        )
     return and_(*parts)
 
 
@@ -768,7 +789,7 @@ def truncation_keeps(enc: Encoding, sym: Sym) -> Term:
             if b == c:
                 continue
             lr = rep(sym, b)
-            sender = and_(awaited, eq(f.leader, b), eq(lr.role, LEADER), lr.view.le >= f.le)
+            sender = and_(awaited, eq(f.leader, b), eq(lr.role, LEADER), eq(lr.view.le, f.le))
             for o in range(enc.r):
                 shared = and_(o < r.leo, o < lr.leo, eq(r.log[o], lr.log[o]))
                 parts.append(implies(and_(sender, shared), o < at))
@@ -802,10 +823,159 @@ def fetched_in_epoch(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def frozen(enc: Encoding, sym: Sym, leader: int, members: Term) -> Term:
+    """A member has moved past the leader's epoch: the commit bound can no longer grow."""
+    return or_(
+        *(
+            and_(enc.sets.has(members, m), not_(can_fetch(enc, sym, m, leader)))
+            for m in brokers(enc)
+            if m != leader
+        )
+    )
+
+
+def leaderless_fenced(enc: Encoding, sym: Sym) -> Term:
+    """Once the controller has changed the registration, it has no leader only when every ISR
+    member is fenced (each change runs an election among the unfenced ISR members); an
+    initial registration may have none. The leader is never fenced (fencing it elects
+    another)."""
+    s = enc.sets
+    p = sym.cur
+    return and_(
+        implies(
+            and_(eq(p.leader, -1), p.pe > 1),
+            and_(*(implies(s.has(p.isr, b), sym.regs[b - 1].fenced) for b in brokers(enc))),
+        ),
+        *(implies(eq(p.leader, b), not_(sym.regs[b - 1].fenced)) for b in brokers(enc)),
+    )
+
+
+def lacking_leaders_left(enc: Encoding, sym: Sym) -> Term:
+    """A leader without the committed log has been left behind: every other member of the
+    controller's ISR and ELR has moved past its epoch (so none will follow it)."""
+    s = enc.sets
+    g = sym.ghost
+    parts = []
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        lacking = and_(
+            g.thwm > 0, eq(xr.role, LEADER), not_(holds_prefix(enc, xr, g.committed, g.thwm))
+        )
+        for c in brokers(enc):
+            if c != x:
+                candidate = and_(s.has(candidates(enc, sym), c), rep(sym, c).present)
+                parts.append(implies(and_(lacking, candidate), rep(sym, c).view.le > xr.view.le))
+    return and_(*parts)
+
+
+def _back_alone(enc: Encoding, sym: Sym, le: Term, isr: Term) -> Term:
+    """A registration of a later epoch than a leader's has the leader in its ISR only alone."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        stale = and_(eq(xr.role, LEADER), le > xr.view.le, s.has(isr, x))
+        parts.append(implies(stale, s.eq(isr, s.bit(x))))
+    return and_(*parts)
+
+
+def stale_leaders_alone(enc: Encoding, sym: Sym) -> Term:
+    """A leader that has not applied a later epoch is in the ISR of a later registration only
+    alone: it left the ISR when fenced (the only way its epoch ends here), and comes back only
+    elected from the ELR (an AlterPartition adding it needs a fetch in that epoch)."""
+    return and_(
+        *(
+            implies(present, _back_alone(enc, sym, le, isr))
+            for present, _, le, _, isr in _registrations(enc, sym)
+        )
+    )
+
+
+def same_epoch_isr(enc: Encoding, sym: Sym) -> Term:
+    """While a leader's epoch is the controller's, the controller's ISR is within the ISR the
+    leader holds and its proposal (only its AlterPartition requests add members)."""
+    s = enc.sets
+
+    def ok(b: int) -> Term:
+        r = rep(sym, b)
+        a = sym.brokers[b - 1].ap
+        current = and_(eq(r.role, LEADER), eq(r.view.le, sym.cur.le))
+        answered = and_(a.present, eq(a.error, 0), eq(a.le, sym.cur.le))
+        proposed = s.ite(and_(r.pending, a.present, eq(a.error, 0)), r.pending_isr, 0)
+        return and_(
+            implies(current, s.subset(sym.cur.isr, s.union(r.view.isr, proposed))),
+            implies(answered, s.subset(sym.cur.isr, a.isr)),
+        )
+
+    return every(enc, ok)
+
+
+def _stale_bounds(enc: Encoding, sym: Sym, leader: int) -> list[tuple[Term, Term, Term]]:
+    """(premise, members, commit bound) of what a leader may still commit: over its Maximal
+    ISR, and over the ISR of an accepted answer it will adopt (when that ISR passes the MinISR
+    gate)."""
+    lr = rep(sym, leader)
+    lead = eq(lr.role, LEADER)
+    out = [
+        (
+            and_(lead, may_commit(enc, lr.view.isr)),
+            lr.maximal,
+            commit_bound(enc, sym, leader, lr.maximal),
+        )
+    ]
+    isr, _, accepted = _answer(enc, sym, leader)
+    out.append(
+        (and_(lead, accepted, may_commit(enc, isr)), isr, commit_bound(enc, sym, leader, isr))
+    )
+    view_isr = lr.view.isr
+    out.append(
+        (
+            and_(lead, lr.pending, not_(accepted), may_commit(enc, view_isr)),
+            view_isr,
+            commit_bound(enc, sym, leader, view_isr),
+        )
+    )
+    return out
+
+
+def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
+    """What a leader may still commit is held by every leader of a later epoch (each was a
+    candidate when elected, so it held it, or was a Maximal ISR member that froze the bound
+    when it moved on), and a diverging response of a later epoch a follower awaits keeps it."""
+    parts = []
+    for b in brokers(enc):
+        lr = rep(sym, b)
+        for premise, members, bound in _stale_bounds(enc, sym, b):
+            for c in brokers(enc):
+                if c == b:
+                    continue
+                cr = rep(sym, c)
+                later = and_(premise, eq(cr.role, LEADER), cr.view.le > lr.view.le)
+                parts.append(
+                    implies(
+                        later,
+                        and_(frozen(enc, sym, b, members), holds_prefix(enc, cr, lr.log, bound)),
+                    )
+                )
+                f = sym.brokers[c - 1].fetch
+                truncating = and_(
+                    premise,
+                    f.present,
+                    f.diverging,
+                    _awaited(cr, f),
+                    f.le > lr.view.le,
+                    holds_prefix(enc, cr, lr.log, bound),
+                )
+                at = truncation_point(enc, cr.log, cr.leo, f.div_epoch, f.div_end)
+                parts.append(implies(truncating, at >= bound))
+    return and_(*parts)
+
+
 QUORUM: tuple[Invariant, ...] = (
     Invariant("commit_quorum", commit_quorum, "ISR and ELR hold what a leader can commit"),
     Invariant("current_quorum", current_quorum, "a leader nobody left covers the ISR and ELR"),
     Invariant("answer_quorum", answer_quorum, "the same over an accepted answer's ISR"),
+    Invariant("rollback_quorum", rollback_quorum, "the same over the ISR a proposal leaves"),
     Invariant("followers_known", followers_known, "a leader's knowledge of followers is true"),
     Invariant("maximal_fetched", maximal_fetched, "Maximal ISR positions come from fetches"),
     Invariant("pending_caught_up", pending_caught_up, "a replica proposed has caught up"),
@@ -818,6 +988,11 @@ QUORUM: tuple[Invariant, ...] = (
     Invariant("truncation_keeps", truncation_keeps, "truncation keeps shared, committed records"),
     Invariant("lagging_candidates", lagging_candidates, "ISR, ELR members behind were in the ISR"),
     Invariant("fetched_in_epoch", fetched_in_epoch, "a follower known to have fetched is there"),
+    Invariant("later_leaders_hold", later_leaders_hold, "later leaders hold what may commit"),
+    Invariant("leaderless_fenced", leaderless_fenced, "no leader: the ISR is fenced"),
+    Invariant("lacking_leaders_left", lacking_leaders_left, "leaders without it are left"),
+    Invariant("stale_leaders_alone", stale_leaders_alone, "stale leaders come back alone"),
+    Invariant("same_epoch_isr", same_epoch_isr, "the ISR grows only by its leader's proposals"),
 )
 
 
@@ -866,14 +1041,53 @@ def _history_consistent(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*(_consistent(enc, mine, other) for other in _registrations(enc, sym)))
 
 
-def pair(enc: Encoding, a: Snap, b: Snap) -> Term:
+def pair(
+    enc: Encoding, a: Snap, b: Snap, sym: Sym | None = None, facts: tuple[Fact, ...] = ()
+) -> Term:
     """Two records of the metadata log agree: epochs move together, one leader per epoch.
     (True of every pair once `consistent` and `epoch_leader` hold of every record: each record
-    met every older one when it was committed as the current registration.)"""
-    return and_(
+    met every older one when it was committed as the current registration.) With the state and
+    the history facts `stale_leader_alone` and `no_growth_before_leader`, also what those say
+    of the older record against the newer one (`_pair_state`)."""
+    out = and_(
         _consistent(enc, (True, a.pe, a.le, a.leader, a.isr), (True, b.pe, b.le, b.leader, b.isr)),
         implies(eq(a.le, b.le), eq(a.leader, b.leader)),
     )
+    names = {f.name for f in facts}
+    if sym is not None and set(_PAIRED) <= names and _views_only_advance(enc):
+        out = and_(out, _pair_state(enc, a, b, sym), _pair_state(enc, b, a, sym))
+    return out
+
+
+_PAIRED = ("stale_leader_alone", "no_growth_before_leader", "lagging_members")
+_RESETS_VIEWS = {"crash", "crash_lossy", "controlled_shutdown", "shutdown_complete", "restart"}
+
+
+def _views_only_advance(enc: Encoding) -> bool:
+    """No family replaces a replica's view by an older one (or none): a going offline, a
+    reassignment dropping the replica."""
+    return not enc.reassigning and not _RESETS_VIEWS & {f.name for f in enc.families}
+
+
+def _pair_state(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+    """`no_growth_before_leader` and `stale_leader_alone` of record a against record b. Each
+    held against b when b was committed (b was then the controller's registration, a an older
+    record: a newer record has a higher partition epoch, so a was committed first), and since
+    then only the premise can change, from true to false: the leader of a reaching it (views
+    only advance in models where `_views_only_advance`)."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        named = eq(a.leader, x)
+        same = and_(named, xr.view.pe < a.pe, eq(b.le, a.le), b.pe >= a.pe)
+        parts.append(implies(same, s.subset(b.isr, a.isr)))
+        later = and_(named, xr.view.le < a.le, b.le > a.le, s.has(b.isr, x))
+        parts.append(implies(later, s.eq(b.isr, s.bit(x))))
+        # b older, behind: a's leader was a candidate behind b when a was committed
+        behind = and_(named, xr.view.le < b.le, b.le < a.le, s.size(b.isr) >= enc.cfg.min_isr)
+        parts.append(implies(behind, s.has(b.isr, x)))
+    return and_(*parts)
 
 
 def _history_epoch_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
@@ -949,17 +1163,18 @@ def _applied_as_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """The record's leader applying it now (it has not yet) keeps the quorum invariants about
     itself and the completeness properties: the leader's HWM may advance on applying a record
     (a new Maximal ISR, a new epoch), so what makes that safe is a fact of the record."""
+    return and_(*(_applied_as_leader_by(enc, snap, sym, b) for b in brokers(enc)))
+
+
+def _applied_as_leader_by(enc: Encoding, snap: Snap, sym: Sym, b: int) -> Term:
     kept = [i for i in QUORUM if i.name in _KEPT_ON_APPLY]
     clauses = [c for n, c in props.CLAUSES.items() if n.split(".")[0] in _COMPLETENESS]
-    parts = []
-    for b in brokers(enc):
-        k = sym.brokers[b - 1]
-        can = and_(eq(snap.leader, b), running(k), k.applied < snap.pe)
-        after = with_broker(sym, b, k._replace(applied=snap.pe, initialised=True))
-        after = act_on(enc, after, b, snap)
-        keeps = and_(*(i.holds(enc, after) for i in kept), *(c(enc, after) for c in clauses))
-        parts.append(implies(can, keeps))
-    return and_(*parts)
+    k = sym.brokers[b - 1]
+    can = and_(eq(snap.leader, b), running(k), k.applied < snap.pe)
+    after = with_broker(sym, b, k._replace(applied=snap.pe, initialised=True))
+    after = act_on(enc, after, b, snap)
+    keeps = and_(*(i.holds(enc, after) for i in kept), *(c(enc, after) for c in clauses))
+    return implies(can, keeps)
 
 
 def _lagging_members(enc: Encoding, snap: Snap, sym: Sym) -> Term:
@@ -975,6 +1190,147 @@ def _lagging_members(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def _leader_holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """The record's leader, until it reaches the record's epoch, is a Maximal ISR member still
+    able to fetch from any leader of an older epoch, or holds what that leader may commit
+    (`later_leaders_hold` for the leader it will be)."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
+        for b in brokers(enc):
+            if b == x:
+                continue
+            lr = rep(sym, b)
+            for premise, members, bound in _stale_bounds(enc, sym, b):
+                older = and_(coming, premise, lr.view.le < snap.le)
+                fetching = and_(s.has(members, x), can_fetch(enc, sym, x, b))
+                held = and_(frozen(enc, sym, b, members), holds_prefix(enc, xr, lr.log, bound))
+                parts.append(implies(older, or_(fetching, held)))
+    return and_(*parts)
+
+
+def _lacking_leader_left(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """`lacking_leaders_left` for the leader the record names, until it reaches its epoch."""
+    s = enc.sets
+    g = sym.ghost
+    parts = []
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        lacking = and_(
+            g.thwm > 0,
+            eq(snap.leader, x),
+            xr.view.le < snap.le,
+            not_(holds_prefix(enc, xr, g.committed, g.thwm)),
+        )
+        for c in brokers(enc):
+            if c != x:
+                candidate = and_(s.has(candidates(enc, sym), c), rep(sym, c).present)
+                parts.append(implies(and_(lacking, candidate), rep(sym, c).view.le > snap.le))
+    return and_(*parts)
+
+
+def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """`stale_leaders_alone` for the record; and the leader it names, until it reaches its
+    epoch, is in the ISR of a registration of a later epoch only alone."""
+    s = enc.sets
+    parts = [_back_alone(enc, sym, snap.le, snap.isr)]
+    for x in brokers(enc):
+        coming = and_(eq(snap.leader, x), rep(sym, x).view.le < snap.le)
+        for present, _, le, _, isr in _registrations(enc, sym):
+            later = and_(coming, present, le > snap.le, s.has(isr, x))
+            parts.append(implies(later, s.eq(isr, s.bit(x))))
+    return and_(*parts)
+
+
+def _no_growth_before_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """Until the record's leader reaches its epoch, no registration of that epoch has an ISR
+    beyond the record's (only that leader's AlterPartition requests add members)."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        coming = and_(eq(snap.leader, x), rep(sym, x).view.pe < snap.pe)
+        for present, pe, le, _, isr in _registrations(enc, sym):
+            same = and_(coming, present, eq(le, snap.le), pe >= snap.pe)
+            parts.append(implies(same, s.subset(isr, snap.isr)))
+    return and_(*parts)
+
+
+def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """The record's leader, until it reaches the record's epoch, was in the ISR of every
+    registration it is behind that is older than the record and at MinISR (it was a member of
+    the ISR or ELR when the record was committed: `lagging_candidates` then)."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
+        for present, _, le, _, isr in _registrations(enc, sym):
+            behind = and_(coming, present, xr.view.le < le, le < snap.le)
+            full = s.size(isr) >= enc.cfg.min_isr
+            parts.append(implies(and_(behind, full), s.has(isr, x)))
+    return and_(*parts)
+
+
+def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """`truncation_keeps` for the record's leader until it reaches the record's epoch, while a
+    member of the ISR or ELR may still follow it (has not moved past that epoch): a diverging
+    response it awaits keeps the committed log, if it holds it, and a leader it follows holds
+    it too."""
+    g = sym.ghost
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        k = sym.brokers[x - 1]
+        f, r = k.fetch, k.replica
+        followers = or_(
+            *(
+                and_(
+                    s.has(candidates(enc, sym), c),
+                    rep(sym, c).present,
+                    rep(sym, c).view.le <= snap.le,
+                )
+                for c in brokers(enc)
+                if c != x
+            )
+        )
+        coming = and_(eq(snap.leader, x), r.view.le < snap.le, followers)
+        awaited = and_(f.present, f.diverging, _awaited(r, f))
+        holding = holds_prefix(enc, r, g.committed, g.thwm)
+        at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+        parts.append(implies(and_(coming, awaited, holding), at >= g.thwm))
+        for b in brokers(enc):
+            lr = rep(sym, b)
+            if b != x:
+                follows = and_(
+                    coming,
+                    holding,
+                    eq(r.role, FOLLOWER),
+                    eq(lr.role, LEADER),
+                    eq(lr.view.le, r.view.le),
+                )
+                parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
+    return and_(*parts)
+
+
+def _same_epoch_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """`same_epoch_isr` for a record of a leader's epoch it has not applied: its ISR is within
+    the leader's and the proposal the controller accepted, if that answer is on its way."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        r = rep(sym, x)
+        a = sym.brokers[x - 1].ap
+        newer = and_(eq(r.role, LEADER), eq(r.view.le, snap.le), r.view.pe < snap.pe)
+        accepted = and_(a.present, eq(a.error, 0))
+        proposed = s.ite(and_(r.pending, accepted), r.pending_isr, 0)
+        parts.append(implies(newer, s.subset(snap.isr, s.union(r.view.isr, proposed))))
+        answered = and_(newer, accepted, eq(a.le, snap.le), a.pe <= snap.pe)
+        parts.append(implies(answered, s.subset(snap.isr, a.isr)))
+    return and_(*parts)
+
+
 _COMPLETENESS = ("leader_completeness", "leader_candidate_completeness")
 _KEPT_ON_APPLY = (
     "commit_quorum",
@@ -982,12 +1338,27 @@ _KEPT_ON_APPLY = (
     "maximal_fetched",
     "committed_below_leader",
     "followers_known",
+    "later_leaders_hold",
+    "followed_leader_complete",
+    "truncation_keeps",
 )
 
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[Fact, ...] = (
-    Fact("applied_as_leader", _applied_as_leader, "its leader may apply it safely"),
+    Fact(
+        "applied_as_leader",
+        _applied_as_leader,
+        "its leader may apply it safely",
+        _applied_as_leader_by,
+    ),
     Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
+    Fact("leader_holds", _leader_holds, "its leader holds what older leaders may commit"),
+    Fact("lacking_leader_left", _lacking_leader_left, "its leader, without it, is left"),
+    Fact("stale_leader_alone", _stale_leader_alone, "stale leaders are in its ISR alone"),
+    Fact("no_growth_before_leader", _no_growth_before_leader, "its ISR grows with its leader"),
+    Fact("designated_lagging", _designated_lagging, "its leader, behind, was in older ISRs"),
+    Fact("designated_keeps", _designated_keeps, "its leader keeps the committed log"),
+    Fact("same_epoch_record", _same_epoch_record, "a leader's epoch grows by its proposals"),
 )
 FACTS_FOR: dict[str, tuple[Fact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
 

@@ -37,6 +37,7 @@ class Settings(NamedTuple):
     bmc: bool = True
     every_initial: bool = False  # BMC from every initial state of the shape
     stop_at_failure: bool = True  # stop a property's induction at its first failed obligation
+    workers: int = 1  # processes discharging induction obligations
     reports: Path = Path("reports")
 
 
@@ -95,7 +96,8 @@ def prove_property(
     failed: tuple[Obligation, ...] = ()
     if settings.induction and prover is not None:
         prover = prover.with_facts(lemmas.facts_for(prop))
-        obligations = tuple(prover.prove(list(lemmas.needed(prop)), settings.stop_at_failure))
+        names = list(lemmas.needed(prop))
+        obligations = tuple(prover.prove(names, settings.stop_at_failure, settings.workers))
         failed = tuple(o for o in obligations if o.status != "proved")
         if not failed:
             return Result(
