@@ -54,7 +54,8 @@ _REACTIONS_LIMIT = 1 << 17
 
 def _alone(broker_id: int, before: Broker, snapshot: PartitionRegistration) -> Broker | None:
     """The broker once it has applied the snapshot, when nothing else in the state changes
-    with it: it is not, and does not become, the leader (see `act_on`). Else None."""
+    with it: it neither leads nor becomes the leader, and has no unacknowledged writes to fail
+    (see `act_on`). Else None."""
     key = (id(before), id(snapshot), broker_id)
     found = _REACTIONS.get(key)
     if found is not None and found[0] is before and found[1] is snapshot:
@@ -65,14 +66,7 @@ def _alone(broker_id: int, before: Broker, snapshot: PartitionRegistration) -> B
     ):
         return None
     broker = before._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
-    if broker_id not in snapshot.replicas:
-        after = broker if replica is None else broker._replace(replica=None)
-    elif replica is not None and (
-        replica.view is not None and snapshot.partition_epoch < replica.view.partition_epoch
-    ):
-        after = broker  # already newer, from an AlterPartition response (§2.9.2)
-    else:
-        after = broker._replace(replica=_as_follower(replica or Replica(), snapshot))
+    after = _not_leading(broker_id, broker, snapshot)
     if len(_REACTIONS) >= _REACTIONS_LIMIT:
         _REACTIONS.clear()
     _REACTIONS[key] = (before, snapshot, after)
@@ -89,31 +83,43 @@ def act_on(
     """The replica's reaction to a materialised snapshot of the partition metadata, by `broker`
     (the broker as it is once it has applied the snapshot, not yet in `state`)."""
     replica = broker.replica
-    if broker_id not in snapshot.replicas:
-        if replica is None:
-            return state.with_broker(broker_id, broker)
-        # No longer a replica: its data is deleted (§4.3), its unacknowledged writes fail.
-        state = nack_unacked(state.with_broker(broker_id, broker), broker_id)
-        return state.with_broker(broker_id, state.broker(broker_id)._replace(replica=None))
-    if replica is None:
-        replica = Replica()  # newly added by a reassignment: an empty log to fill by fetching
-    elif replica.view is not None and snapshot.partition_epoch < replica.view.partition_epoch:
-        # Already newer, from an AlterPartition response (§2.9.2).
+    stays = broker_id in snapshot.replicas
+    if stays and _newer(replica, snapshot):
         return state.with_broker(broker_id, broker)
-    if snapshot.leader == broker_id:
-        replica = _as_leader(cfg, replica, snapshot, broker_id)
+    if stays and snapshot.leader == broker_id:
+        replica = _as_leader(cfg, replica or Replica(), snapshot, broker_id)
         state = state.with_broker(broker_id, broker._replace(replica=replica))
         return maybe_advance_hwm(state, cfg, broker_id)
-    if replica.role == Role.LEADER:
+    if replica is not None and (not stays or replica.role == Role.LEADER):
+        # It stops leading, or holding the partition at all: its unacknowledged writes fail.
         state = nack_unacked(state.with_broker(broker_id, broker), broker_id)
         broker = state.broker(broker_id)
-        replica = broker.replica
-        assert replica is not None
-    return state.with_broker(broker_id, broker._replace(replica=_as_follower(replica, snapshot)))
+    return state.with_broker(broker_id, _not_leading(broker_id, broker, snapshot))
+
+
+def _newer(replica: Replica | None, snapshot: PartitionRegistration) -> bool:
+    """The replica already holds a newer registration, from an AlterPartition response
+    (§2.9.2)."""
+    return (
+        replica is not None
+        and replica.view is not None
+        and snapshot.partition_epoch < replica.view.partition_epoch
+    )
+
+
+def _not_leading(broker_id: int, broker: Broker, snapshot: PartitionRegistration) -> Broker:
+    """A broker the snapshot does not make leader: no longer a replica (its data is deleted,
+    §4.3), already newer, or a follower of the snapshot's leader (of no one while it has none;
+    a replica newly added by a reassignment starts with an empty log to fill by fetching)."""
+    replica = broker.replica
+    if broker_id not in snapshot.replicas:
+        return broker if replica is None else broker._replace(replica=None)
+    if _newer(replica, snapshot):
+        return broker
+    return broker._replace(replica=_as_follower(replica or Replica(), snapshot))
 
 
 def _as_follower(replica: Replica, snapshot: PartitionRegistration) -> Replica:
-    """A follower of the snapshot's leader, or of no one while it has none."""
     return replica._replace(
         role=Role.FOLLOWER if snapshot.leader > 0 else Role.NONE,
         view=snapshot,
