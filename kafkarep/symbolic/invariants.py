@@ -850,22 +850,33 @@ def leaderless_fenced(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def lacking_leaders_left(enc: Encoding, sym: Sym) -> Term:
-    """A leader without the committed log has been left behind: every other member of the
-    controller's ISR and ELR has moved past its epoch (so none will follow it)."""
+def _left_behind(enc: Encoding, sym: Sym, lacking: Callable[[int], Term], epoch: Term) -> Term:
+    """For every broker x that is `lacking(x)`: every other member of the controller's ISR and
+    ELR has a view past `epoch`."""
     s = enc.sets
-    g = sym.ghost
     parts = []
     for x in brokers(enc):
-        xr = rep(sym, x)
-        lacking = and_(
-            g.thwm > 0, eq(xr.role, LEADER), not_(holds_prefix(enc, xr, g.committed, g.thwm))
-        )
         for c in brokers(enc):
             if c != x:
                 candidate = and_(s.has(candidates(enc, sym), c), rep(sym, c).present)
-                parts.append(implies(and_(lacking, candidate), rep(sym, c).view.le > xr.view.le))
+                parts.append(implies(and_(lacking(x), candidate), rep(sym, c).view.le > epoch(x)))
     return and_(*parts)
+
+
+def _lacks_committed(enc: Encoding, sym: Sym, x: int) -> Term:
+    g = sym.ghost
+    return and_(g.thwm > 0, not_(holds_prefix(enc, rep(sym, x), g.committed, g.thwm)))
+
+
+def lacking_leaders_left(enc: Encoding, sym: Sym) -> Term:
+    """A leader without the committed log has been left behind: every other member of the
+    controller's ISR and ELR has moved past its epoch (so none will follow it)."""
+    return _left_behind(
+        enc,
+        sym,
+        lambda x: and_(eq(rep(sym, x).role, LEADER), _lacks_committed(enc, sym, x)),
+        lambda x: rep(sym, x).view.le,
+    )
 
 
 def _back_alone(enc: Encoding, sym: Sym, le: Term, isr: Term) -> Term:
@@ -1213,22 +1224,14 @@ def _leader_holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
 
 def _lacking_leader_left(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`lacking_leaders_left` for the leader the record names, until it reaches its epoch."""
-    s = enc.sets
-    g = sym.ghost
-    parts = []
-    for x in brokers(enc):
-        xr = rep(sym, x)
-        lacking = and_(
-            g.thwm > 0,
-            eq(snap.leader, x),
-            xr.view.le < snap.le,
-            not_(holds_prefix(enc, xr, g.committed, g.thwm)),
-        )
-        for c in brokers(enc):
-            if c != x:
-                candidate = and_(s.has(candidates(enc, sym), c), rep(sym, c).present)
-                parts.append(implies(and_(lacking, candidate), rep(sym, c).view.le > snap.le))
-    return and_(*parts)
+    return _left_behind(
+        enc,
+        sym,
+        lambda x: and_(
+            eq(snap.leader, x), rep(sym, x).view.le < snap.le, _lacks_committed(enc, sym, x)
+        ),
+        lambda x: snap.le,
+    )
 
 
 def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
