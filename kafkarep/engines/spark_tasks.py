@@ -42,7 +42,7 @@ from kafkarep.model.actions import active, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, combine, digests, fingerprint
 from kafkarep.model.initial import initial_state
-from kafkarep.model.reduction import reduce
+from kafkarep.model.reduction import reduce, reducer
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
 
@@ -255,6 +255,7 @@ def materialize(
     gc.disable()  # reading a broadcast value turns the collector back on (pyspark's Broadcast.load)
     owner_of = owners.tolist()
     cfg = task.cfg
+    reduce_one = reducer(cfg)
     children: dict[int, tuple[list[int], list[ClusterState], list[Digests]]] = {}
     found: Found = {}
     out: list[tuple[int, Any]] = []
@@ -271,7 +272,7 @@ def materialize(
                 continue
             wanted = dict(zip((keys[lo:hi] & ACTION_MASK).tolist(), range(lo, hi), strict=True))
             for index, child in chosen_successors(cfg, state, set(wanted)):
-                child = reduce(cfg, child, state)
+                child = reduce_one(child, state)
                 position = wanted[index]
                 share = children.setdefault(owner_of[position], ([], [], []))
                 share[0].append(position)
@@ -299,6 +300,7 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
     inject_fault(task, "expand")
     began = time.process_time()
     cfg, symmetry = task.cfg, task.symmetry
+    reduce_one = reducer(cfg)
     chunks: list[Chunk] = []
     checked: list[Checked] = []
     seen: Any = None
@@ -319,7 +321,7 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
         base = position << ACTION_BITS
         for index, (action, after) in enumerate(successors(cfg, state)):
             generated += 1
-            after = reduce(cfg, after, state)
+            after = reduce_one(after, state)
             if pending:
                 for name, check in list(pending):
                     if check(cfg, state, action, after):

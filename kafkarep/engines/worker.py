@@ -143,7 +143,7 @@ class Worker:
             batch.clear()
             batch_fp.clear()
 
-        symmetry = self.symmetry
+        key_of = self._key
         positions = self.positions.tolist()
         families = [(f.actions, f.apply) for f in active(cfg)]
         reduce_one = reducer(cfg)
@@ -159,12 +159,11 @@ class Worker:
                         if on_change and after.controller.log[-1] is state.controller.log[-1]:
                             continue
                         if check(cfg, state, action, after):
-                            hits[name] = (
-                                base | index
-                            )  # the first step to reach it: the smallest key
+                            # The first step to reach it: the smallest key.
+                            hits[name] = base | index
                             pending = [p for p in pending if p[0] != name]
                     parts = digests(after, state, parent_parts)
-                    fp = fingerprint(canonical(cfg, after)) if symmetry else parts[-1]  # combine()
+                    fp = key_of(after, parts)
                     batch_fp.append(fp)
                     batch.append((fp, base | index, after, parts))
             generated += index + 1
