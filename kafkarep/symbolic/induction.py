@@ -164,8 +164,12 @@ class Prover:
                     return fact.holds(enc, snap, sym)
 
             def kept(before: Sym, after: Sym) -> Term:
+                # the record of the current partition epoch is the current registration
+                current = ops.implies(
+                    ops.eq(record.pe, before.cur.pe), ops.and_(*enc.equal(record, before.cur, Snap))
+                )
                 return ops.implies(
-                    ops.and_(self._facts(enc, record, before), record.pe <= before.cur.pe),
+                    ops.and_(self._facts(enc, record, before), record.pe <= before.cur.pe, current),
                     ops.and_(holds(record, after), holds(after.cur, after)),
                 )
 

@@ -63,8 +63,12 @@ def log_well_formed(enc: Encoding, log: tuple[Term, ...], leo: Term, top: Term) 
 
 
 def controller_shape(enc: Encoding, sym: Sym) -> Term:
+    return registration_shape(enc, sym.cur)
+
+
+def registration_shape(enc: Encoding, p: Snap) -> Term:
+    """A partition registration is well formed (the controller's, and so every record)."""
     s = enc.sets
-    p = sym.cur
     replicas = replica_set(enc, p.replicas)
     leader_ok = or_(
         eq(p.leader, -1), or_(*(and_(eq(p.leader, b), s.has(p.isr, b)) for b in brokers(enc)))
@@ -82,6 +86,12 @@ def controller_shape(enc: Encoding, sym: Sym) -> Term:
     if enc.cfg.options.elr_enabled:
         parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
         parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.lke)))
+        # the last known leader is cleared once the partition has a leader (R1.3.5)
+        parts.append(implies(ne(p.leader, -1), s.empty(p.lke)))
+        if _views_only_advance(enc):
+            # the last ISR member to go moves to the ELR, which only an unclean shutdown (none
+            # here) or an election empties (R1.3.2, R1.3.7): no ISR and ELR only from the start
+            parts.append(implies(s.empty(s.union(p.isr, p.elr)), eq(p.pe, 1)))
     return and_(*parts)
 
 
@@ -294,6 +304,29 @@ def _consistent(enc: Encoding, a: tuple[Term, ...], b: tuple[Term, ...]) -> Term
             implies(pe1 <= pe2, le1 <= le2),
             implies(pe2 <= pe1, le2 <= le1),
             implies(eq(pe1, pe2), and_(eq(l1, l2), enc.sets.eq(isr1, isr2))),
+            _successive(enc, pe1, le1, isr1, pe2, le2, l2, isr2),
+            _successive(enc, pe2, le2, isr2, pe1, le1, l1, isr1),
+        ),
+    )
+
+
+def _successive(
+    enc: Encoding, pe1: Term, le1: Term, isr1: Term, pe2: Term, le2: Term, l2: Term, isr2: Term
+) -> Term:
+    """Registration 2 follows registration 1 directly: a new leader epoch brings no replica
+    into the ISR but the new leader, and a leader from outside the ISR is alone in it (a clean
+    election keeps the ISR, one from the ELR or an unclean one leaves the leader alone: kafka
+    PartitionChangeBuilder; only the leader's AlterPartition adds members)."""
+    if enc.reassigning:
+        return True
+    s = enc.sets
+    elected = and_(eq(pe2, pe1 + 1), ne(le2, le1))
+    return implies(
+        elected,
+        and_(
+            s.subset(isr2, s.union(isr1, s.bit(l2))),
+            # a leader from outside the ISR (ELR, unclean, last known) is alone in it
+            implies(and_(ne(l2, -1), not_(s.has(isr1, l2))), s.subset(isr2, s.bit(l2))),
         ),
     )
 
@@ -982,6 +1015,89 @@ def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
+Reg = tuple[Term, Term, Term, Term, Term]
+
+
+def _clean_elections(enc: Encoding) -> bool:
+    """No election puts a replica outside the ISR and ELR in charge."""
+    families = {f.name for f in enc.families}
+    return not enc.cfg.topic.unclean_leader_election and "elect_unclean" not in families
+
+
+def _rejoined(
+    enc: Encoding, sym: Sym, a: Reg, b: Reg, elr_a: Term | None = None, elr_b: Term | None = None
+) -> Term:
+    # elr_a, elr_b: the ELR and last-known ELR of a and b, where known
+    """Of two registrations a older than b: a replica outside a's ISR and in b's has reached
+    a's leader epoch, unless it is alone in b's ISR; and a's leader has applied a, or the
+    replica is past a's epoch. Only its leader's AlterPartition adds a replica to the ISR, once it
+    has fetched in the leader's epoch (at or after a's); an election from the ELR or an
+    unclean one leaves the leader alone in the ISR, and a clean one keeps the ISR. When a's
+    ELR is known and elections are clean, the same holds of a replica outside a's ISR, ELR and
+    last-known ELR that is in b's ISR (even alone) or ELR: the ELR takes only replicas leaving
+    the ISR, and an election only ISR, ELR or last-known ELR members."""
+    s = enc.sets
+    pa, pea, lea, la, isra = a
+    pb, peb, leb, _, isrb = b
+    known = elr_a is not None and _clean_elections(enc)
+    parts = []
+    # The epoch x joined in (at most b's) is a's, whose leader proposed it from a's
+    # registration or a later one (a proposal names the partition epoch it builds on), ...
+    led = or_(*(and_(eq(la, m), rep(sym, m).view.pe >= pea) for m in brokers(enc)))
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        others = [m for m in brokers(enc) if m != x]
+        # ... or x's current epoch (at most b's), whose leader (the one x's view names) reached
+        # it, or one between a's and x's, whose leader reached it; or x was elected from the
+        # ELR (alone) after a's epoch, and every other member of b's ISR joined it later.
+        current = or_(
+            *(and_(eq(xr.view.leader, m), rep(sym, m).view.le >= xr.view.le) for m in others)
+        )
+        between = or_(*(rep(sym, m).view.le > lea for m in others))
+        joined = and_(*(implies(s.has(isrb, m), rep(sym, m).view.le > lea) for m in others))
+        proposed = or_(
+            and_(xr.view.le >= lea, led),
+            and_(xr.view.le > lea, xr.view.le <= leb, current),
+            and_(xr.view.le > lea + 1, leb > lea, between),
+        )
+        elected = and_(xr.view.le > lea, leb > lea, joined)
+        ordered = and_(pa, pb, pea < peb, xr.present, xr.view.present, not_(s.has(isra, x)))
+        alone = s.eq(isrb, s.bit(x))
+        parts.append(implies(and_(ordered, s.has(isrb, x), not_(alone)), or_(proposed, elected)))
+        if known:
+            # outside a's ISR, ELR and last known leader, x entered by a proposal
+            assert elr_a is not None
+            outside = and_(ordered, not_(s.has(elr_a, x)))
+            inside = s.has(isrb, x) if elr_b is None else s.has(s.union(isrb, elr_b), x)
+            parts.append(implies(and_(outside, inside), proposed))
+    return and_(*parts)
+
+
+def _elr_of(enc: Encoding, sym: Sym) -> list[Term | None]:
+    """The ELR and last-known ELR of each of `_registrations`, where the copy carries them (the
+    controller's)."""
+    return [_elr(enc, sym.cur)] + [None] * (len(_registrations(enc, sym)) - 1)
+
+
+def _elr(enc: Encoding, snap: Snap) -> Term:
+    return enc.sets.union(snap.elr, snap.lke)
+
+
+def rejoined_caught_up(enc: Encoding, sym: Sym) -> Term:
+    """`_rejoined` of every two copies of the metadata in the state."""
+    if not _views_only_advance(enc):
+        return True
+    regs = list(zip(_registrations(enc, sym), _elr_of(enc, sym), strict=True))
+    return and_(
+        *(
+            _rejoined(enc, sym, a, b, ea, eb)
+            for i, (a, ea) in enumerate(regs)
+            for j, (b, eb) in enumerate(regs)
+            if i != j
+        )
+    )
+
+
 QUORUM: tuple[Invariant, ...] = (
     Invariant("commit_quorum", commit_quorum, "ISR and ELR hold what a leader can commit"),
     Invariant("current_quorum", current_quorum, "a leader nobody left covers the ISR and ELR"),
@@ -1004,6 +1120,7 @@ QUORUM: tuple[Invariant, ...] = (
     Invariant("lacking_leaders_left", lacking_leaders_left, "leaders without it are left"),
     Invariant("stale_leaders_alone", stale_leaders_alone, "stale leaders come back alone"),
     Invariant("same_epoch_isr", same_epoch_isr, "the ISR grows only by its leader's proposals"),
+    Invariant("rejoined_caught_up", rejoined_caught_up, "a replica rejoins the ISR caught up"),
 )
 
 
@@ -1030,19 +1147,10 @@ AUXILIARY: tuple[Invariant, ...] = (
 
 
 def _history_shape(enc: Encoding, snap: Snap, sym: Sym) -> Term:
-    s = enc.sets
-    replicas = replica_set(enc, snap.replicas)
     return and_(
-        snap.le >= 1,
+        registration_shape(enc, snap),
         snap.le <= sym.cur.le,
-        snap.pe >= 1,
         snap.pe <= sym.cur.pe,
-        or_(
-            eq(snap.leader, -1),
-            *(and_(eq(snap.leader, b), s.has(snap.isr, b)) for b in brokers(enc)),
-        ),
-        s.subset(snap.isr, replicas),
-        not_(snap.recovering),
         implies(eq(snap.le, sym.cur.le), eq(snap.leader, sym.cur.leader)),
     )
 
@@ -1067,6 +1175,13 @@ def pair(
     names = {f.name for f in facts}
     if sym is not None and set(_PAIRED) <= names and _views_only_advance(enc):
         out = and_(out, _pair_state(enc, a, b, sym), _pair_state(enc, b, a, sym))
+    if sym is not None and "rejoined" in names and _views_only_advance(enc):
+        ta, tb = (True, a.pe, a.le, a.leader, a.isr), (True, b.pe, b.le, b.leader, b.isr)
+        out = and_(
+            out,
+            _rejoined(enc, sym, ta, tb, _elr(enc, a), _elr(enc, b)),
+            _rejoined(enc, sym, tb, ta, _elr(enc, b), _elr(enc, a)),
+        )
     return out
 
 
@@ -1317,6 +1432,18 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def _rejoined_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """`rejoined_caught_up` between the record and every copy of the metadata in the state."""
+    if not _views_only_advance(enc):
+        return True
+    mine = (True, snap.pe, snap.le, snap.leader, snap.isr)
+    parts = []
+    for other, elr in zip(_registrations(enc, sym), _elr_of(enc, sym), strict=True):
+        parts.append(_rejoined(enc, sym, mine, other, _elr(enc, snap), elr))
+        parts.append(_rejoined(enc, sym, other, mine, elr, _elr(enc, snap)))
+    return and_(*parts)
+
+
 def _same_epoch_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`same_epoch_isr` for a record of a leader's epoch it has not applied: its ISR is within
     the leader's and the proposal the controller accepted, if that answer is on its way."""
@@ -1362,6 +1489,7 @@ QUORUM_FACTS: tuple[Fact, ...] = (
     Fact("designated_lagging", _designated_lagging, "its leader, behind, was in older ISRs"),
     Fact("designated_keeps", _designated_keeps, "its leader keeps the committed log"),
     Fact("same_epoch_record", _same_epoch_record, "a leader's epoch grows by its proposals"),
+    Fact("rejoined", _rejoined_record, "a replica rejoins its ISR caught up"),
 )
 FACTS_FOR: dict[str, tuple[Fact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
 
