@@ -19,6 +19,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
 from kafkarep.symbolic.encoding import Encoding, Sym, comparable
+from kafkarep.symbolic.induction import PairFact
 from kafkarep.symbolic.properties import CLAUSES
 from kafkarep.symbolic.transition import Relation
 
@@ -303,9 +304,17 @@ def check_invariants(
         records = sym.hist[low - 1 :]
         for fact in history:
             name = f"history.{fact.name}"
-            if name not in found and any(
-                fact.holds(enc, record, sym) is not True for record in records
-            ):
+            if name in found:
+                continue
+            if isinstance(fact, PairFact):
+                bad = any(
+                    fact.holds(enc, a, b, sym) is not True
+                    for k, a in enumerate(records)
+                    for b in records[k + 1 :]
+                )
+            else:
+                bad = any(fact.holds(enc, record, sym) is not True for record in records)
+            if bad:
                 found[name] = Unsound(name, state)
         # what the prover assumes of any two records a broker may still apply
         if "history.pair" not in found and any(

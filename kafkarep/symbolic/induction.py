@@ -47,6 +47,19 @@ class Fact(NamedTuple):
     part: Callable[[Encoding, Snap, Sym, int], Term] | None = None
 
 
+class PairFact(NamedTuple):
+    """A history fact of two records, a committed before b (a.pe < b.pe). Unlike `pair`, which
+    is derived from the one-record facts, it is proved: of the current registration against
+    every older record, and kept by every action for any two records that have it."""
+
+    name: str
+    holds: Callable[[Encoding, Snap, Snap, Sym], Term]
+    doc: str
+
+
+AnyFact = Fact | PairFact
+
+
 # Families whose actions are per broker and whose rules never read the order of the replica
 # list (only the controller's elections do): renaming brokers maps each of their steps to a
 # step of the same family (see `symmetric_families`).
@@ -90,7 +103,7 @@ class Obligation(NamedTuple):
 # What any two records of the metadata log satisfy, given the pre-state and the history facts.
 Pair = Callable[[Encoding, Snap, Snap, Sym, tuple[Fact, ...]], Term]
 
-Context = tuple[z3.Solver, Sym, list[tuple[Instance, Any, Term, Sym]], Snap]
+Context = tuple[z3.Solver, Sym, list[tuple[Instance, Any, Term, Sym]], Snap, Snap]
 
 
 class Prover:
@@ -100,13 +113,15 @@ class Prover:
         self,
         cfg: ModelConfig,
         invariants: tuple[Invariant, ...],
-        facts: tuple[Fact, ...],
+        facts: tuple[AnyFact, ...],
         timeout: float = 60.0,
         pair: Pair | None = None,
     ) -> None:
         self.enc = Encoding(cfg, abstract_history=True)
         self.invariants = invariants
-        self.facts = facts
+        self.all_facts = facts
+        self.facts = tuple(f for f in facts if isinstance(f, Fact))
+        self.pair_facts = tuple(f for f in facts if isinstance(f, PairFact))
         self.pair = pair  # what any two records of the log satisfy (derived from the facts)
         self.enc.history = self._facts
         self.rel = Relation(self.enc)
@@ -115,14 +130,14 @@ class Prover:
         self.done: dict[tuple[Any, ...], Obligation] = {}
         self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
         self.families: dict[str, list[Instance]] = {}
-        self.variants: dict[tuple[Fact, ...], Prover] = {}
+        self.variants: dict[tuple[AnyFact, ...], Prover] = {}
         for instance in self.rel.instances:
             self.families.setdefault(instance.family, []).append(instance)
 
-    def with_facts(self, facts: tuple[Fact, ...]) -> Prover:
+    def with_facts(self, facts: tuple[AnyFact, ...]) -> Prover:
         """A prover for the same model assuming (and proving) other history facts: the apply
         relation depends on them, so it is another prover (one per fact set, kept)."""
-        if facts == self.facts:
+        if facts == self.all_facts:
             return self
         variant = self.variants.get(facts)
         if variant is None:
@@ -133,8 +148,42 @@ class Prover:
     def _facts(self, enc: Encoding, snap: Snap, sym: Sym) -> Term:
         return ops.and_(*(f.holds(enc, snap, sym) for f in self.facts))
 
+    def _paired(self, a: Snap, b: Snap, sym: Sym, only: PairFact | None = None) -> Term:
+        """The pair facts (or one) of two records, in the order they were committed."""
+        enc = self.enc
+        return ops.and_(
+            *(
+                ops.and_(
+                    ops.implies(a.pe < b.pe, f.holds(enc, a, b, sym)),
+                    ops.implies(b.pe < a.pe, f.holds(enc, b, a, sym)),
+                )
+                for f in (self.pair_facts if only is None else (only,))
+            )
+        )
+
+    def _record(self, record: Snap, sym: Sym) -> Term:
+        """What any record of the log satisfies: the history facts, against the current
+        registration too; the record of the current partition epoch is that registration."""
+        enc = self.enc
+        current = ops.implies(
+            ops.eq(record.pe, sym.cur.pe), ops.and_(*enc.equal(record, sym.cur, Snap))
+        )
+        return ops.and_(
+            self._facts(enc, record, sym),
+            record.pe <= sym.cur.pe,
+            current,
+            self._paired(record, sym.cur, sym),
+        )
+
+    def _two(self, a: Snap, b: Snap, sym: Sym) -> Term:
+        """What any two records satisfy together (`pair`, and the pair facts)."""
+        out = self._paired(a, b, sym)
+        if self.pair is not None:
+            out = ops.and_(out, self.pair(self.enc, a, b, sym, self.facts))
+        return out
+
     def all_names(self) -> list[str]:
-        return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.facts]
+        return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.all_facts]
 
     def _assumed(self, sym: Sym, names: frozenset[str]) -> list[Term]:
         """The strengthening assumed of the pre-state: the invariants being proved together
@@ -143,12 +192,36 @@ class Prover:
         out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
         return out
 
-    def _goal(self, name: str, record: Snap, family: str = "") -> Callable[[Sym, Sym], Term]:
+    def _goal(
+        self, name: str, record: Snap, family: str = "", other: Snap | None = None
+    ) -> Callable[[Sym, Sym], Term]:
         """The proposition an obligation shows of (before, after). A history fact is shown of
-        an arbitrary record that has every fact before the step, and of the new current one.
-        Under a family of `symmetric_families`, a per-broker invariant is shown for broker 1."""
+        an arbitrary record that has every fact before the step, and of the new current one; a
+        pair fact of two arbitrary records that have every fact, and of each against the new
+        current one. Under a family of `symmetric_families`, a per-broker invariant is shown
+        for broker 1."""
         symmetric = family in self.symmetric
         enc = self.enc
+        paired = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
+        if paired is not None:
+            assert other is not None
+            second = other
+            only = paired
+
+            def both(before: Sym, after: Sym) -> Term:
+                return ops.implies(
+                    ops.and_(
+                        self._record(record, before),
+                        self._record(second, before),
+                        self._two(record, second, before),
+                    ),
+                    ops.and_(
+                        self._paired(record, second, after, only),
+                        self._paired(record, after.cur, after, only),
+                    ),
+                )
+
+            return both
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
             part = fact.part
@@ -164,12 +237,8 @@ class Prover:
                     return fact.holds(enc, snap, sym)
 
             def kept(before: Sym, after: Sym) -> Term:
-                # the record of the current partition epoch is the current registration
-                current = ops.implies(
-                    ops.eq(record.pe, before.cur.pe), ops.and_(*enc.equal(record, before.cur, Snap))
-                )
                 return ops.implies(
-                    ops.and_(self._facts(enc, record, before), record.pe <= before.cur.pe, current),
+                    self._record(record, before),
                     ops.and_(holds(record, after), holds(after.cur, after)),
                 )
 
@@ -208,7 +277,7 @@ class Prover:
         started = time.monotonic()
         isr, leader, fenced = enc.sets.var("i.isr"), z3.Int("i.leader"), enc.sets.var("i.fenced")
         state = initial(enc, isr, leader, fenced)
-        goal = self._goal(name, enc.fresh("record", Snap))
+        goal = self._goal(name, enc.fresh("record", Snap), "", enc.fresh("record2", Snap))
         solver = self._solver()
         solver.add(ops.bool_term(shape_constraint(enc, isr, leader, fenced)))
         status, model = self._check(solver, ops.not_(goal(state, state)))
@@ -238,7 +307,7 @@ class Prover:
             probes.append(
                 (instance, arg, instance.guard(before, arg), instance.update(before, arg))
             )
-        context = (solver, before, probes, enc.fresh("record", Snap))
+        context = (solver, before, probes, enc.fresh("record", Snap), enc.fresh("record2", Snap))
         self.contexts[key] = context
         return context
 
@@ -248,13 +317,20 @@ class Prover:
             return self.done[key]
         enc = self.enc
         started = time.monotonic()
-        solver, before, probes, record = self._context(family, together)
-        goal = self._goal(name, record, family)
+        solver, before, probes, record, second = self._context(family, together)
+        goal = self._goal(name, record, family, second)
         history = name.startswith("history.")
+        paired = any(f"history.{f.name}" == name for f in self.pair_facts)
         cases = []
         for instance, arg, guard, after in probes:
-            if history and instance.arg == "h" and self.pair is not None:
-                guard = ops.and_(guard, self.pair(enc, record, arg, before, self.facts))
+            if instance.arg == "h":
+                # the record applied is a record of the log: against the current one, and
+                # against the records the obligation is about
+                guard = ops.and_(guard, self._paired(arg, before.cur, before))
+                if history:
+                    guard = ops.and_(guard, self._two(record, arg, before))
+                if paired:
+                    guard = ops.and_(guard, self._two(second, arg, before))
             cases.append(ops.and_(guard, ops.not_(goal(before, after))))
         status, model = self._check(solver, ops.or_(*cases))
         cti = None
@@ -336,7 +412,7 @@ def _start_worker() -> None:
     template = _TEMPLATE
     assert template is not None
     _WORKER = Prover(
-        template.enc.cfg, template.invariants, template.facts, template.timeout, template.pair
+        template.enc.cfg, template.invariants, template.all_facts, template.timeout, template.pair
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from kafkarep.symbolic import properties as props
 from kafkarep.symbolic.controller import replica_set
 from kafkarep.symbolic.encoding import FOLLOWER, LEADER, NONE, Encoding, Fetch, Rep, Snap, Sym
-from kafkarep.symbolic.induction import Fact, Invariant
+from kafkarep.symbolic.induction import AnyFact, Fact, Invariant, PairFact
 from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
 from kafkarep.symbolic.transition import act_on, running, truncation_point, with_broker
 
@@ -1161,7 +1161,7 @@ def _history_consistent(enc: Encoding, snap: Snap, sym: Sym) -> Term:
 
 
 def pair(
-    enc: Encoding, a: Snap, b: Snap, sym: Sym | None = None, facts: tuple[Fact, ...] = ()
+    enc: Encoding, a: Snap, b: Snap, sym: Sym | None = None, facts: tuple[AnyFact, ...] = ()
 ) -> Term:
     """Two records of the metadata log agree: epochs move together, one leader per epoch.
     (True of every pair once `consistent` and `epoch_leader` hold of every record: each record
@@ -1461,6 +1461,35 @@ def _same_epoch_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def _later_candidates_hold(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+    """Of a record a and a later record b of a later leader epoch: while a's leader leads a's
+    epoch without having applied a, and a's ISR passes the MinISR gate, every other member of
+    b's ISR and ELR is a member of a's ISR still able to fetch from that leader, or holds its
+    log up to what it could commit over a's ISR (`later_leaders_hold` for the leader once it
+    applies a: b's candidates are who may lead later)."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        xr = rep(sym, x)
+        premise = and_(
+            eq(a.leader, x),
+            eq(xr.role, LEADER),
+            eq(xr.view.le, a.le),
+            xr.view.pe < a.pe,
+            b.le > a.le,
+            may_commit(enc, a.isr),
+        )
+        bound = commit_bound(enc, sym, x, a.isr)
+        for c in brokers(enc):
+            if c == x:
+                continue
+            cr = rep(sym, c)
+            member = and_(premise, s.has(s.union(b.isr, b.elr), c), cr.present)
+            fetching = and_(s.has(a.isr, c), can_fetch(enc, sym, c, x))
+            parts.append(implies(member, or_(fetching, holds_prefix(enc, cr, xr.log, bound))))
+    return and_(*parts)
+
+
 _COMPLETENESS = ("leader_completeness", "leader_candidate_completeness")
 _KEPT_ON_APPLY = (
     "commit_quorum",
@@ -1474,7 +1503,7 @@ _KEPT_ON_APPLY = (
 )
 
 # History facts only the completeness proofs use (they are heavier than the others).
-QUORUM_FACTS: tuple[Fact, ...] = (
+QUORUM_FACTS: tuple[AnyFact, ...] = (
     Fact(
         "applied_as_leader",
         _applied_as_leader,
@@ -1490,11 +1519,16 @@ QUORUM_FACTS: tuple[Fact, ...] = (
     Fact("designated_keeps", _designated_keeps, "its leader keeps the committed log"),
     Fact("same_epoch_record", _same_epoch_record, "a leader's epoch grows by its proposals"),
     Fact("rejoined", _rejoined_record, "a replica rejoins its ISR caught up"),
+    PairFact(
+        "later_candidates_hold",
+        _later_candidates_hold,
+        "later candidates hold what its leader may commit",
+    ),
 )
-FACTS_FOR: dict[str, tuple[Fact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
+FACTS_FOR: dict[str, tuple[AnyFact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
 
 
-def facts_for(prop: str) -> tuple[Fact, ...]:
+def facts_for(prop: str) -> tuple[AnyFact, ...]:
     """The history facts a property's proof assumes of every record (and proves)."""
     return FACTS + FACTS_FOR.get(prop, ())
 
