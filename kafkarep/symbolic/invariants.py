@@ -883,15 +883,22 @@ def leaderless_fenced(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def _left_behind(enc: Encoding, sym: Sym, lacking: Callable[[int], Term], epoch: Term) -> Term:
+def _left_behind(
+    enc: Encoding,
+    sym: Sym,
+    lacking: Callable[[int], Term],
+    epoch: Callable[[int], Term],
+    among: Term | None = None,
+) -> Term:
     """For every broker x that is `lacking(x)`: every other member of the controller's ISR and
-    ELR has a view past `epoch`."""
+    ELR (or of `among`) has a view past `epoch(x)`."""
     s = enc.sets
     parts = []
+    group = candidates(enc, sym) if among is None else among
     for x in brokers(enc):
         for c in brokers(enc):
             if c != x:
-                candidate = and_(s.has(candidates(enc, sym), c), rep(sym, c).present)
+                candidate = and_(s.has(group, c), rep(sym, c).present)
                 parts.append(implies(and_(lacking(x), candidate), rep(sym, c).view.le > epoch(x)))
     return and_(*parts)
 
@@ -1339,14 +1346,36 @@ def _leader_holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
 
 def _lacking_leader_left(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`lacking_leaders_left` for the leader the record names, until it reaches its epoch."""
+    return _left_behind(enc, sym, _lacking_coming(enc, snap, sym), lambda x: snap.le)
+
+
+def _lacking_coming(enc: Encoding, snap: Snap, sym: Sym) -> Callable[[int], Term]:
+    return lambda x: and_(
+        eq(snap.leader, x), rep(sym, x).view.le < snap.le, _lacks_committed(enc, sym, x)
+    )
+
+
+def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    """`lacking_leaders_left` over the ISR and ELR of a record of a later epoch than the
+    leader's."""
     return _left_behind(
         enc,
         sym,
         lambda x: and_(
-            eq(snap.leader, x), rep(sym, x).view.le < snap.le, _lacks_committed(enc, sym, x)
+            eq(rep(sym, x).role, LEADER),
+            rep(sym, x).view.le < snap.le,
+            _lacks_committed(enc, sym, x),
         ),
-        lambda x: snap.le,
+        lambda x: rep(sym, x).view.le,
+        enc.sets.union(snap.isr, snap.elr),
     )
+
+
+def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+    """`lacking_leader_left` for record a, over the ISR and ELR of a later record b: b's
+    candidates will not follow a's leader either."""
+    among = enc.sets.union(b.isr, b.elr)
+    return _left_behind(enc, sym, _lacking_coming(enc, a, sym), lambda x: a.le, among)
 
 
 def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
@@ -1393,7 +1422,8 @@ def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym) -> Term:
 
 def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`truncation_keeps` for the record's leader until it reaches the record's epoch, while a
-    member of the ISR or ELR may still follow it (has not moved past that epoch): a diverging
+    member of the ISR or ELR (the controller's or the record's) may still follow it (has not
+    moved past that epoch): a diverging
     response it awaits keeps the committed log, if it holds it, and a leader it follows holds
     it too."""
     g = sym.ghost
@@ -1405,7 +1435,7 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym) -> Term:
         followers = or_(
             *(
                 and_(
-                    s.has(candidates(enc, sym), c),
+                    s.has(s.union(candidates(enc, sym), snap.isr, snap.elr), c),
                     rep(sym, c).present,
                     rep(sym, c).view.le <= snap.le,
                 )
@@ -1523,6 +1553,16 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         "later_candidates_hold",
         _later_candidates_hold,
         "later candidates hold what its leader may commit",
+    ),
+    Fact(
+        "lacking_leaders_left_later",
+        _lacking_leaders_left_later,
+        "its ISR and ELR have left older leaders lacking the committed log",
+    ),
+    PairFact(
+        "lacking_leader_left_by",
+        _lacking_leader_left_by,
+        "later candidates have left its leader if it lacks the committed log",
     ),
 )
 FACTS_FOR: dict[str, tuple[AnyFact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
