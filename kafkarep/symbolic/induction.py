@@ -34,8 +34,6 @@ class Invariant(NamedTuple):
     name: str
     holds: Callable[[Encoding, Sym], Term]
     doc: str
-    # When `holds` is "for every broker b, part(b)": the conjunct for one broker (symmetry).
-    part: Callable[[Encoding, Sym, int], Term] | None = None
 
 
 class Fact(NamedTuple):
@@ -44,7 +42,6 @@ class Fact(NamedTuple):
     name: str
     holds: Callable[[Encoding, Snap, Sym], Term]
     doc: str
-    part: Callable[[Encoding, Snap, Sym, int], Term] | None = None
 
 
 class PairFact(NamedTuple):
@@ -78,15 +75,14 @@ BROKER_FAMILIES = frozenset(
 
 
 def symmetric_families(enc: Encoding) -> frozenset[str]:
-    """The families for which an obligation of a per-broker invariant is shown for broker 1
-    only. Sound when renaming brokers is a symmetry of the induction: every broker is a
-    replica (so the invariants, which name no broker, are symmetric), the replica list never
-    changes (no reassignment), and the family's steps commute with renaming (a broker's own
-    actions, over every actor: the step of broker b from state s is, renamed by a
-    permutation p, the step of broker p(b) from the renamed state). Then a pre-state that
-    satisfies every invariant and a step that breaks the conjunct of broker b rename to a
-    pre-state that satisfies every invariant and a step of the same family that breaks the
-    conjunct of broker 1."""
+    """The families whose obligations are shown for the steps of broker 1 only. Sound when
+    renaming brokers is a symmetry of the induction: every broker is a replica and the replica
+    list never changes (no reassignment), so the invariants and history facts, which name no
+    broker, hold of a state exactly when they hold of its renaming; and the family's steps
+    commute with renaming (a broker's own actions: the step of broker b from state s is, renamed
+    by a permutation p, the step of broker p(b) from the renamed state). Then a pre-state that
+    satisfies every invariant and a step of broker b that breaks one rename (swap b and 1) to a
+    pre-state that satisfies every invariant and a step of broker 1 that breaks it."""
     if enc.reassigning or sorted(enc.cfg.replicas) != list(range(1, enc.n + 1)):
         return frozenset()
     return BROKER_FAMILIES & {f.name for f in enc.families}
@@ -198,9 +194,7 @@ class Prover:
         """The proposition an obligation shows of (before, after). A history fact is shown of
         an arbitrary record that has every fact before the step, and of the new current one; a
         pair fact of two arbitrary records that have every fact, and of each against the new
-        current one. Under a family of `symmetric_families`, a per-broker invariant is shown
-        for broker 1."""
-        symmetric = family in self.symmetric
+        current one."""
         enc = self.enc
         paired = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
         if paired is not None:
@@ -224,29 +218,15 @@ class Prover:
             return both
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
-            part = fact.part
-            if symmetric and part is not None:
-                one = part
-
-                def holds(snap: Snap, sym: Sym) -> Term:
-                    return one(enc, snap, sym, 1)
-
-            else:
-
-                def holds(snap: Snap, sym: Sym) -> Term:
-                    return fact.holds(enc, snap, sym)
 
             def kept(before: Sym, after: Sym) -> Term:
                 return ops.implies(
                     self._record(record, before),
-                    ops.and_(holds(record, after), holds(after.cur, after)),
+                    ops.and_(fact.holds(enc, record, after), fact.holds(enc, after.cur, after)),
                 )
 
             return kept
         invariant = next(i for i in self.invariants if i.name == name)
-        if symmetric and invariant.part is not None:
-            own = invariant.part
-            return lambda before, after: own(enc, after, 1)
         return lambda before, after: invariant.holds(enc, after)
 
     def _solver(self) -> z3.Solver:
@@ -302,7 +282,10 @@ class Prover:
         for a in self._assumed(before, together):
             solver.add(ops.bool_term(a))
         probes = []
-        for k, instance in enumerate(self.families[family]):
+        instances = self.families[family]
+        if family in self.symmetric:
+            instances = [i for i in instances if i.actor == 1]
+        for k, instance in enumerate(instances):
             arg = _argument(enc, instance, k)
             probes.append(
                 (instance, arg, instance.guard(before, arg), instance.update(before, arg))

@@ -1071,12 +1071,16 @@ def _rejoined(
         ordered = and_(pa, pb, pea < peb, xr.present, xr.view.present, not_(s.has(isra, x)))
         alone = s.eq(isrb, s.bit(x))
         parts.append(implies(and_(ordered, s.has(isrb, x), not_(alone)), or_(proposed, elected)))
+        inside = s.has(isrb, x) if elr_b is None else s.has(s.union(isrb, elr_b), x)
         if known:
             # outside a's ISR, ELR and last known leader, x entered by a proposal
             assert elr_a is not None
             outside = and_(ordered, not_(s.has(elr_a, x)))
-            inside = s.has(isrb, x) if elr_b is None else s.has(s.union(isrb, elr_b), x)
             parts.append(implies(and_(outside, inside), proposed))
+        elif enc.cfg.options.elr_enabled and _clean_elections(enc):
+            # a's ELR is empty at MinISR, and there is no last known leader with a leader
+            full = and_(s.size(isra) >= enc.cfg.min_isr, ne(la, -1))
+            parts.append(implies(and_(ordered, full, inside), proposed))
     return and_(*parts)
 
 
@@ -1534,12 +1538,7 @@ _KEPT_ON_APPLY = (
 
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[AnyFact, ...] = (
-    Fact(
-        "applied_as_leader",
-        _applied_as_leader,
-        "its leader may apply it safely",
-        _applied_as_leader_by,
-    ),
+    Fact("applied_as_leader", _applied_as_leader, "its leader may apply it safely"),
     Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
     Fact("leader_holds", _leader_holds, "its leader holds what older leaders may commit"),
     Fact("lacking_leader_left", _lacking_leader_left, "its leader, without it, is left"),
