@@ -536,7 +536,7 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
-# --- the quorum argument (completeness properties; not yet inductive, see prove.md) ----------
+# --- the quorum argument (completeness properties; inductive at N = 3, see prove.md) --------
 #
 # A leader advances its HWM to the smallest position, as it knows them, of its Maximal ISR. A
 # member that can still fetch from it (has not moved past its epoch) bounds nothing yet: it
@@ -1269,7 +1269,7 @@ ALL_INVARIANTS = PROPERTY_INVARIANTS + AUXILIARY
 
 # The strengthening each property is proved with. The MinISR rule needs only the structure
 # (who received what); the completeness properties also need the committed log's relation to
-# the logs and the quorum argument (still incomplete: see docs/readme/prove.md).
+# the logs, the quorum argument and the history facts (docs/readme/prove.md).
 STRUCTURE = (
     "controller_shape",
     "replicas_well_formed",
