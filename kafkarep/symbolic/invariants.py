@@ -1034,15 +1034,15 @@ def _clean_elections(enc: Encoding) -> bool:
 def _rejoined(
     enc: Encoding, sym: Sym, a: Reg, b: Reg, elr_a: Term | None = None, elr_b: Term | None = None
 ) -> Term:
-    # elr_a, elr_b: the ELR and last-known ELR of a and b, where known
-    """Of two registrations a older than b: a replica outside a's ISR and in b's has reached
-    a's leader epoch, unless it is alone in b's ISR; and a's leader has applied a, or the
-    replica is past a's epoch. Only its leader's AlterPartition adds a replica to the ISR, once it
-    has fetched in the leader's epoch (at or after a's); an election from the ELR or an
-    unclean one leaves the leader alone in the ISR, and a clean one keeps the ISR. When a's
-    ELR is known and elections are clean, the same holds of a replica outside a's ISR, ELR and
-    last-known ELR that is in b's ISR (even alone) or ELR: the ELR takes only replicas leaving
-    the ISR, and an election only ISR, ELR or last-known ELR members."""
+    """Of two registrations a older than b: a replica outside a's ISR and in b's (not alone)
+    joined in an epoch that it and that epoch's leader reached, or was elected from the ELR
+    after a's epoch. Only its leader's AlterPartition adds a replica to the ISR, once it has
+    fetched in the leader's epoch (at or after a's, at most b's); an election from the ELR or
+    an unclean one leaves the leader alone in the ISR, and a clean one keeps the ISR. Where
+    a's ELR and last known leader are known (`elr_a`: the controller's, a record's; or empty,
+    at MinISR with a leader) and elections are clean, a replica outside all of them that is in
+    b's ISR (even alone) or ELR (`elr_b`, where known) joined by a proposal: the ELR takes only
+    replicas leaving the ISR, and an election only ISR, ELR or last-known members."""
     s = enc.sets
     pa, pea, lea, la, isra = a
     pb, peb, leb, _, isrb = b
