@@ -232,6 +232,9 @@ class Prover:
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
         solver.set("timeout", max(1, int(self.timeout * 1000)))
+        # Z3's older arithmetic solver: 10 to 40% faster on the heaviest obligations here
+        # (`history.applied_as_leader`), 4% on the whole N = 3 completeness proof
+        solver.set("smt.arith.solver", 2)
         return solver
 
     def _check(self, solver: z3.Solver, goal: Term) -> tuple[str, z3.ModelRef | None]:
