@@ -320,13 +320,18 @@ def _successive(
     if enc.reassigning:
         return True
     s = enc.sets
-    elected = and_(eq(pe2, pe1 + 1), ne(le2, le1))
-    return implies(
-        elected,
-        and_(
-            s.subset(isr2, s.union(isr1, s.bit(l2))),
-            # a leader from outside the ISR (ELR, unclean, last known) is alone in it
-            implies(and_(ne(l2, -1), not_(s.has(isr1, l2))), s.subset(isr2, s.bit(l2))),
+    following = eq(pe2, pe1 + 1)
+    elected = and_(following, ne(le2, le1))
+    return and_(
+        # a change moves the leader epoch by one at most (R1.2.6)
+        implies(following, le2 <= le1 + 1),
+        implies(
+            elected,
+            and_(
+                s.subset(isr2, s.union(isr1, s.bit(l2))),
+                # a leader from outside the ISR (ELR, unclean, last known) is alone in it
+                implies(and_(ne(l2, -1), not_(s.has(isr1, l2))), s.subset(isr2, s.bit(l2))),
+            ),
         ),
     )
 
