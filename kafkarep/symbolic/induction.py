@@ -188,30 +188,26 @@ class Prover:
         out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
         return out
 
-    def _goal(
-        self, name: str, record: Snap, family: str = "", other: Snap | None = None
-    ) -> Callable[[Sym, Sym], Term]:
+    def _goal(self, name: str, record: Snap, other: Snap) -> Callable[[Sym, Sym], Term]:
         """The proposition an obligation shows of (before, after). A history fact is shown of
         an arbitrary record that has every fact before the step, and of the new current one; a
         pair fact of two arbitrary records that have every fact, and of each against the new
         current one."""
         enc = self.enc
-        paired = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
-        if paired is not None:
-            assert other is not None
-            second = other
-            only = paired
+        only = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
+        if only is not None:
+            paired = only
 
             def both(before: Sym, after: Sym) -> Term:
                 return ops.implies(
                     ops.and_(
                         self._record(record, before),
-                        self._record(second, before),
-                        self._two(record, second, before),
+                        self._record(other, before),
+                        self._two(record, other, before),
                     ),
                     ops.and_(
-                        self._paired(record, second, after, only),
-                        self._paired(record, after.cur, after, only),
+                        self._paired(record, other, after, paired),
+                        self._paired(record, after.cur, after, paired),
                     ),
                 )
 
@@ -260,7 +256,7 @@ class Prover:
         started = time.monotonic()
         isr, leader, fenced = enc.sets.var("i.isr"), z3.Int("i.leader"), enc.sets.var("i.fenced")
         state = initial(enc, isr, leader, fenced)
-        goal = self._goal(name, enc.fresh("record", Snap), "", enc.fresh("record2", Snap))
+        goal = self._goal(name, enc.fresh("record", Snap), enc.fresh("record2", Snap))
         solver = self._solver()
         solver.add(ops.bool_term(shape_constraint(enc, isr, leader, fenced)))
         status, model = self._check(solver, ops.not_(goal(state, state)))
@@ -271,6 +267,13 @@ class Prover:
         result = Obligation(name, "initial", status, time.monotonic() - started, cti)
         self.done[key] = result
         return result
+
+    def _taken(self, family: str) -> list[Instance]:
+        """The steps an obligation of the family takes: broker 1's under a symmetric family."""
+        instances = self.families[family]
+        if family in self.symmetric:
+            return [i for i in instances if i.actor == 1]
+        return instances
 
     def _context(self, family: str, together: frozenset[str]) -> Context:
         """One solver per (family, invariant set): the pre-state, its assumptions and the steps
@@ -285,10 +288,7 @@ class Prover:
         for a in self._assumed(before, together):
             solver.add(ops.bool_term(a))
         probes = []
-        instances = self.families[family]
-        if family in self.symmetric:
-            instances = [i for i in instances if i.actor == 1]
-        for k, instance in enumerate(instances):
+        for k, instance in enumerate(self._taken(family)):
             arg = _argument(enc, instance, k)
             probes.append(
                 (instance, arg, instance.guard(before, arg), instance.update(before, arg))
@@ -304,7 +304,7 @@ class Prover:
         enc = self.enc
         started = time.monotonic()
         solver, before, probes, record, second = self._context(family, together)
-        goal = self._goal(name, record, family, second)
+        goal = self._goal(name, record, second)
         history = name.startswith("history.")
         paired = any(f"history.{f.name}" == name for f in self.pair_facts)
         cases = []
@@ -354,13 +354,13 @@ class Prover:
     ) -> None:
         """Fill the cache with every obligation not in it yet, from worker processes (forked:
         each builds its own prover for the same model and invariants). A job is one family's
-        obligations (they share that family's solver), the families with the most instances
+        obligations (they share that family's solver), the families with the most steps taken
         first; the initiation obligations are one more job."""
         jobs: list[tuple[str, list[str]]] = []
         initial = [n for n in names if (n, "initial") not in self.done]
         if initial:
             jobs.append(("initial", initial))
-        for family in sorted(self.families, key=lambda f: -len(self.families[f])):
+        for family in sorted(self.families, key=lambda f: -len(self._taken(f))):
             todo = [n for n in names if (n, family, together) not in self.done]
             if todo:
                 jobs.append((family, todo))

@@ -1089,10 +1089,11 @@ def _rejoined(
     return and_(*parts)
 
 
-def _elr_of(enc: Encoding, sym: Sym) -> list[Term | None]:
-    """The ELR and last-known ELR of each of `_registrations`, where the copy carries them (the
-    controller's)."""
-    return [_elr(enc, sym.cur)] + [None] * (len(_registrations(enc, sym)) - 1)
+def _with_elr(enc: Encoding, sym: Sym) -> list[tuple[Reg, Term | None]]:
+    """Each of `_registrations` with its ELR and last known leader, where the copy carries them
+    (the controller's)."""
+    regs = _registrations(enc, sym)
+    return [(regs[0], _elr(enc, sym.cur))] + [(r, None) for r in regs[1:]]
 
 
 def _elr(enc: Encoding, snap: Snap) -> Term:
@@ -1103,7 +1104,7 @@ def rejoined_caught_up(enc: Encoding, sym: Sym) -> Term:
     """`_rejoined` of every two copies of the metadata in the state."""
     if not _views_only_advance(enc):
         return True
-    regs = list(zip(_registrations(enc, sym), _elr_of(enc, sym), strict=True))
+    regs = _with_elr(enc, sym)
     return and_(
         *(
             _rejoined(enc, sym, a, b, ea, eb)
@@ -1477,7 +1478,7 @@ def _rejoined_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
         return True
     mine = (True, snap.pe, snap.le, snap.leader, snap.isr)
     parts = []
-    for other, elr in zip(_registrations(enc, sym), _elr_of(enc, sym), strict=True):
+    for other, elr in _with_elr(enc, sym):
         parts.append(_rejoined(enc, sym, mine, other, _elr(enc, snap), elr))
         parts.append(_rejoined(enc, sym, other, mine, elr, _elr(enc, snap)))
     return and_(*parts)
