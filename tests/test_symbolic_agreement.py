@@ -127,3 +127,46 @@ def test_a_bug_only_in_the_z3_terms_is_found(monkeypatch: pytest.MonkeyPatch) ->
     assert not agreement.check(cfg, 3).disagreements
     result = agreement.z3_check(cfg, 3, limit=20)
     assert any("hwm" in d.problem for d in result.disagreements)
+
+
+# The only ISR member fenced, unclean election on: the exact election takes the first replica.
+UNCLEAN_ALONE = """
+[cluster]
+brokers = 3
+replicas = [1, 2, 3]
+isr = [1]
+leader = 1
+min_isr = 1
+records = 1
+[rules]
+metadata_version = "3.1"
+unclean_leader_election = true
+[faults]
+fences = 1
+"""
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [load_model(MODELS / "kip966_small.toml"), parse_model(tomllib.loads(UNCLEAN_ALONE), "u.toml")],
+    ids=["kip966_small", "unclean"],
+)
+def test_free_elections_cover_the_exact_ones(cfg: ModelConfig) -> None:
+    """Induction's over-approximated elections (any eligible replica) admit every step of the
+    exact relation, and elect another than the first eligible somewhere."""
+    result = agreement.free_elections_cover(cfg, 5 if cfg.topic.unclean_leader_election else 6)
+    assert result.steps > 1000 and result.widened > 0
+    assert not result.disagreements, result.disagreements[:3]
+
+
+def test_a_free_election_of_an_ineligible_replica_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A free choice that may always be unclean (any replica, in a clean election too): the
+    cover check names a leader it elects from outside the ISR and ELR."""
+    real = controller.free_choice
+
+    def wrong(enc, p, replicas, valid, unclean_ok, prior, first):  # type: ignore[no-untyped-def]
+        return real(enc, p, replicas, valid, lambda r: True, False, first)
+
+    monkeypatch.setattr(controller, "free_choice", wrong)
+    result = agreement.free_elections_cover(load_model(MODELS / "kip966_small.toml"), 6)
+    assert any("elects" in d.problem for d in result.disagreements)

@@ -12,9 +12,10 @@ import pytest
 
 from kafkarep.cli.main import main
 from kafkarep.model.config import load_model
-from kafkarep.symbolic import invariants
+from kafkarep.symbolic import controller, invariants
 from kafkarep.symbolic.agreement import check_invariants
-from kafkarep.symbolic.induction import Invariant, PairFact, Prover
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.induction import Invariant, PairFact, Prover, symmetric_families
 from kafkarep.symbolic.report import LABEL
 from tests.helpers import ROOT
 
@@ -194,8 +195,12 @@ def test_the_inductive_part_of_the_completeness_strengthening_is_proved() -> Non
 
 def test_symmetry_applies_only_when_brokers_are_interchangeable() -> None:
     kip966 = prover("kip966_small.toml")
+    controller_events = {"fence", "unfence", "handle_alter_partition"}
     assert "fetch" in kip966.symmetric and "apply_metadata" in kip966.symmetric
-    assert not kip966.symmetric & {"fence", "unfence", "handle_alter_partition"}
+    assert controller_events <= kip966.symmetric  # induction's elections are free
+    # with the exact elections (first eligible in replica order) the controller's are not
+    exact = symmetric_families(Encoding(load_model(MODELS / "kip966_small.toml")))
+    assert "fetch" in exact and not exact & controller_events
     assert not prover("reassignment.toml").symmetric  # a broker that is no replica; reassigns
 
 
@@ -221,12 +226,32 @@ def test_a_wrong_invariant_is_caught_by_broker_ones_step() -> None:
     one = after.brokers[0].replica
     assert (instance.family, instance.actor) == ("produce", 1) and one.leo > one.hwm
 
-    # only broker 1's produce is taken; a controller family is not symmetric: every fence is
+    # only broker 1's steps are taken: its own, and the controller's events about it (elections
+    # being free for induction, no step reads the order of the replica list)
     def steps(family: str) -> set[tuple[int, object]]:
         return {(probe[0].actor, probe[0].fixed) for probe in p._context(family, together)[2]}
 
     assert steps("produce") == {(1, None)} and steps("fetch") == {(1, 2), (1, 3)}
-    assert steps("fence") == {(0, 1), (0, 2), (0, 3)}
+    assert steps("fence") == {(0, 1)} and steps("handle_alter_partition") == {(0, 1)}
+
+
+def test_a_wrong_election_is_caught_under_the_controllers_symmetric_families(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A free election that may pick any replica, outside the ISR and ELR too: the controller's
+    families, shown for broker 1's events only, still fail (their obligations are not vacuous)."""
+    real = controller.free_choice
+
+    def wrong(enc, p, replicas, valid, unclean_ok, prior, first):  # type: ignore[no-untyped-def]
+        return real(enc, p, replicas, valid, lambda r: True, False, first)
+
+    monkeypatch.setattr(controller, "free_choice", wrong)
+    p = prover("kip966_small.toml").with_facts(invariants.facts_for("leader_completeness"))
+    together = frozenset(invariants.needed("leader_completeness"))
+    for family in ("fence", "unfence", "handle_alter_partition"):
+        assert family in p.symmetric
+        obligation = p.consecution("leader_candidate_completeness.isr", family, together)
+        assert obligation.status == "failed" and obligation.cti is not None
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from kafkarep.model.actions import Action, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
+from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding, Sym, comparable
 from kafkarep.symbolic.induction import PairFact
 from kafkarep.symbolic.properties import CLAUSES
@@ -326,3 +327,65 @@ def check_invariants(
         if limit and states >= limit:
             break
     return states, tuple(found.values())
+
+
+class Cover(NamedTuple):
+    """The free elections of induction against the exact ones (`Encoding.free_elections`)."""
+
+    steps: int  # enabled controller steps compared
+    widened: int  # of which the free relation admits another leader too
+    disagreements: tuple[Disagreement, ...]
+
+
+def free_elections_cover(cfg: ModelConfig, depth: int, limit: int = 0) -> Cover:
+    """On every state of a bounded exploration, each enabled step of the exact relation is a
+    step of the free one (the over-approximation is one), and every leader the free one admits
+    instead was in the ISR or ELR before the step (any replica where the exact election was
+    unclean)."""
+    import z3
+
+    visited = list(explore(cfg, depth))
+    if limit:
+        visited = visited[:limit]
+    # a symbolic metadata log (the free election makes whether a record is appended symbolic)
+    capacity = max(s.partition.partition_epoch for s, _ in visited) + 2
+    exact, free = Encoding(cfg, capacity), Encoding(cfg, capacity, free_elections=True)
+    exact_rel, free_rel = Relation(exact), Relation(free)
+    steps = widened = 0
+    problems: list[Disagreement] = []
+    solver = z3.Solver()
+    for state, locs in visited:
+        before = pad(exact, exact.project(state, locs))
+        for precise, loose in zip(exact_rel.instances, free_rel.instances, strict=True):
+            for arg in exact_rel.domain(precise, before):
+                if precise.guard(before, arg) is not True:
+                    continue
+                steps += 1
+                want = precise.update(before, arg)
+                have = loose.update(before, arg)
+                action = exact_rel.action(precise, arg, state)
+                same = list(free.equal(have, want))
+                if any(t is False for t in same) or _unsat(solver, same):
+                    problems.append(Disagreement(state, action, "the free election misses it"))
+                    continue
+                other = ops.ne(have.cur.leader, want.cur.leader)
+                if isinstance(other, bool) or _unsat(solver, [other]):
+                    continue
+                widened += 1
+                # clean (from the ISR or ELR) as the exact election was, or unclean like it
+                clean = state.partition.isr | state.partition.elr
+                eligible = clean if want.cur.leader in clean else set(state.partition.replicas)
+                if not _unsat(solver, [ops.ne(have.cur.leader, e) for e in eligible]):
+                    leader = solver.model().eval(have.cur.leader, True)
+                    problems.append(Disagreement(state, action, f"the free choice elects {leader}"))
+    return Cover(steps, widened, tuple(problems))
+
+
+def _unsat(solver: Any, terms: list[Any]) -> bool:
+    """Whether the terms (some maybe Python bools) are unsatisfiable together; on sat the
+    solver keeps its model."""
+    import z3
+
+    solver.reset()
+    solver.add(*(ops.bool_term(t) for t in terms))
+    return bool(solver.check() == z3.unsat)

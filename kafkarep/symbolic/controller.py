@@ -324,6 +324,7 @@ def elect_leader(
     if options.elr_enabled and options.use_last_known_leader:
         last_known = and_(s.empty(isr), s.empty(elr), eq(s.size(p.lke), 1))
         choices.append((last_known, only_member(enc, p.lke), True))
+    clean_choices = len(choices)
     if election == UNCLEAN:
         for r in replicas:
             choices.append((for_id(enc, r, acceptable), r, True))
@@ -332,7 +333,37 @@ def elect_leader(
     for cond, who, how in reversed(choices):
         leader = ite(cond, who, leader)
         unclean = ite(cond, how, unclean)
+    if enc.free_elections and election != PREFERRED:
+        prior = or_(*(cond for cond, _, _ in choices[:clean_choices]))
+        dirty = acceptable if election == UNCLEAN else None
+        leader, unclean = free_choice(enc, p, replicas, valid, dirty, prior, (leader, unclean))
     return leader, unclean
+
+
+def free_choice(
+    enc: Encoding,
+    p: Snap,
+    replicas: tuple[Term, ...],
+    valid: Acceptable,
+    unclean_ok: Acceptable | None,
+    prior: Term,
+    first: tuple[Term, Term],
+) -> tuple[Term, Term]:
+    """Any eligible replica rather than the first in order (see `Encoding.free_elections`): a
+    free choice wins where the first eligible would have, if it is eligible too; in an unclean
+    election, any acceptable replica where no clean choice was (`prior`: none was found)."""
+    leader, unclean = first
+    choice = ops.int_var(f"choice!{next(enc.choices)}")
+    ids = [r for r in replicas if not (isinstance(r, int) and r <= 0)]
+
+    def chosen(test: Acceptable) -> Term:
+        return or_(*(and_(eq(choice, r), for_id(enc, r, test)) for r in ids))
+
+    if unclean_ok is not None:
+        dirty = and_(not_(prior), chosen(unclean_ok))
+        leader, unclean = ite(dirty, choice, leader), ite(dirty, True, unclean)
+    clean = and_(not_(for_id(enc, p.leader, valid)), chosen(valid))
+    return ite(clean, choice, leader), ite(clean, False, unclean)
 
 
 def _record_elr(enc: Encoding, p: Snap, t: Targets, record: Record) -> None:

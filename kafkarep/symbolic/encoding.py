@@ -26,6 +26,7 @@ is the model's record budget: every record is written once), so logs are R-tuple
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -238,7 +239,13 @@ class AbstractionError(Exception):
 class Encoding:
     """The shape of a model's symbolic states: N brokers, R records, metadata log capacity C."""
 
-    def __init__(self, cfg: ModelConfig, capacity: int = 0, abstract_history: bool = False) -> None:
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        capacity: int = 0,
+        abstract_history: bool = False,
+        free_elections: bool = False,
+    ) -> None:
         if cfg.options.controller != "kraft":
             raise AbstractionError("the symbolic engine encodes the KRaft controller rules only")
         self.cfg = cfg
@@ -256,6 +263,13 @@ class Encoding:
         # jumps to the latest record (fewer behaviours, so what it finds is real; not a proof).
         self.latest_metadata = False
         self.history: Callable[[Encoding, Snap, Sym], Term] | None = None
+        # Induction may over-approximate the controller's elections: the new leader is any
+        # eligible replica, not the first in replica order (`controller.elect_leader`). Every
+        # step of the exact relation is a step of this one, so what is inductive here is
+        # inductive there; and no step reads the order of the replica list any more, which
+        # makes the controller's per-broker families symmetric (`induction.symmetric_families`).
+        self.free_elections = free_elections
+        self.choices = itertools.count()
         self.sets = Sets(self.n)
         self.families: tuple[Family, ...] = active(cfg)
         names = {f.name for f in self.families}

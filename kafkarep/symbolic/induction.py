@@ -74,18 +74,37 @@ BROKER_FAMILIES = frozenset(
 )
 
 
+# The controller's per-broker families: they read the order of the replica list only to elect
+# the first eligible replica, so they are symmetric too when elections are free.
+CONTROLLER_FAMILIES = frozenset(
+    {
+        "handle_alter_partition",
+        "fence",
+        "unfence",
+        "controlled_shutdown",
+        "shutdown_complete",
+        "crash",
+        "crash_lossy",
+        "restart",
+    }
+)
+
+
 def symmetric_families(enc: Encoding) -> frozenset[str]:
     """The families whose obligations are shown for the steps of broker 1 only. Sound when
     renaming brokers is a symmetry of the induction: every broker is a replica and the replica
     list never changes (no reassignment), so the invariants and history facts, which name no
-    broker, hold of a state exactly when they hold of its renaming; and the family's steps
-    commute with renaming (a broker's own actions: the step of broker b from state s is, renamed
-    by a permutation p, the step of broker p(b) from the renamed state). Then a pre-state that
+    broker and never read the order of the list, hold of a state exactly when they hold of its
+    renaming (the list kept as it is); and the family's steps commute with renaming (a broker's
+    own actions, and the controller's per-broker events when elections are free: the steps of
+    broker b from state s are, renamed by a permutation p, the steps of broker p(b) from the
+    renamed state). Then a pre-state that
     satisfies every invariant and a step of broker b that breaks one rename (swap b and 1) to a
     pre-state that satisfies every invariant and a step of broker 1 that breaks it."""
     if enc.reassigning or sorted(enc.cfg.replicas) != list(range(1, enc.n + 1)):
         return frozenset()
-    return BROKER_FAMILIES & {f.name for f in enc.families}
+    symmetric = BROKER_FAMILIES | (CONTROLLER_FAMILIES if enc.free_elections else frozenset())
+    return symmetric & {f.name for f in enc.families}
 
 
 class Obligation(NamedTuple):
@@ -113,7 +132,7 @@ class Prover:
         timeout: float = 60.0,
         pair: Pair | None = None,
     ) -> None:
-        self.enc = Encoding(cfg, abstract_history=True)
+        self.enc = Encoding(cfg, abstract_history=True, free_elections=True)
         self.invariants = invariants
         self.all_facts = facts
         self.facts = tuple(f for f in facts if isinstance(f, Fact))
@@ -271,9 +290,12 @@ class Prover:
     def _taken(self, family: str) -> list[Instance]:
         """The steps an obligation of the family takes: broker 1's under a symmetric family."""
         instances = self.families[family]
-        if family in self.symmetric:
-            return [i for i in instances if i.actor == 1]
-        return instances
+        if family not in self.symmetric:
+            return instances
+        taken = [i for i in instances if i.broker == 1]
+        # a symmetric family is per broker: leaving none would prove its obligations vacuously
+        assert taken and all(i.broker is not None for i in instances), family
+        return taken
 
     def _context(self, family: str, together: frozenset[str]) -> Context:
         """One solver per (family, invariant set): the pre-state, its assumptions and the steps

@@ -62,6 +62,13 @@ class Instance(NamedTuple):
     update: Update
 
     @property
+    def broker(self) -> int | None:
+        """The broker the step is about: its actor, or the broker a controller event names."""
+        if self.actor > 0:
+            return self.actor
+        return self.fixed if isinstance(self.fixed, int) else None
+
+    @property
     def label(self) -> str:
         parts = [self.family, str(self.actor)]
         if self.fixed is not None:
