@@ -1366,26 +1366,56 @@ def _lacking_coming(enc: Encoding, snap: Snap, sym: Sym) -> Callable[[int], Term
 
 
 def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym) -> Term:
-    """`lacking_leaders_left` over the ISR and ELR of a record of a later epoch than the
-    leader's."""
-    return _left_behind(
-        enc,
-        sym,
-        lambda x: and_(
-            eq(rep(sym, x).role, LEADER),
-            rep(sym, x).view.le < snap.le,
-            _lacks_committed(enc, sym, x),
-        ),
-        lambda x: rep(sym, x).view.le,
-        enc.sets.union(snap.isr, snap.elr),
-    )
+    """The record's leader, until it reaches the record's epoch and while another member of the
+    ISR or ELR may still follow it, has moved past the epoch of every leader of an older epoch
+    that lacks the committed log (`lacking_leaders_left` for the leader it will be: it was a
+    member of the ISR or ELR when the record was committed). "Another" is neither the leader
+    nor the lacking leader: followed by that one alone, it would lead nobody who holds it."""
+    parts = []
+    for c in brokers(enc):
+        cr = rep(sym, c)
+        coming = and_(eq(snap.leader, c), cr.present, cr.view.le < snap.le)
+        for x in brokers(enc):
+            if x != c:
+                xr = rep(sym, x)
+                lacking = and_(
+                    eq(xr.role, LEADER), xr.view.le < snap.le, _lacks_committed(enc, sym, x)
+                )
+                followed = _followed(enc, snap, sym, c, x)
+                parts.append(implies(and_(coming, lacking, followed), cr.view.le > xr.view.le))
+    return and_(*parts)
 
 
 def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
-    """`lacking_leader_left` for record a, over the ISR and ELR of a later record b: b's
-    candidates will not follow a's leader either."""
-    among = enc.sets.union(b.isr, b.elr)
-    return _left_behind(enc, sym, _lacking_coming(enc, a, sym), lambda x: a.le, among)
+    """`lacking_leaders_left_later` for record b's leader and the leader record a names while
+    it lacks the committed log and has not reached a's epoch: b's leader, until it reaches b's
+    epoch and while another member of the ISR or ELR may follow it, has moved past a's epoch
+    (it will not follow a's leader either)."""
+    parts = []
+    g = sym.ghost
+
+    def lacking(x: int) -> Term:
+        k = sym.brokers[x - 1]
+        f, r = k.fetch, k.replica
+        cut = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end) < g.thwm
+        losing = and_(
+            eq(a.leader, x),
+            r.view.le < a.le,
+            f.present,
+            f.diverging,
+            _awaited(r, f),
+            cut,
+        )
+        return or_(_lacking_coming(enc, a, sym)(x), losing)
+
+    for c in brokers(enc):
+        cr = rep(sym, c)
+        coming = and_(eq(b.leader, c), cr.present, cr.view.le < b.le)
+        for x in brokers(enc):
+            if x != c:
+                followed = _followed(enc, b, sym, c, x)
+                parts.append(implies(and_(coming, lacking(x), followed), cr.view.le > a.le))
+    return and_(*parts)
 
 
 def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
@@ -1430,6 +1460,20 @@ def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def _followed(enc: Encoding, snap: Snap, sym: Sym, x: int, but: int = 0) -> Term:
+    """Another member of the ISR or ELR (the controller's or the record's; not `but`) may still
+    follow x as the record's leader: it has not moved past the record's epoch."""
+    s = enc.sets
+    group = candidates(enc, sym)
+    return or_(
+        *(
+            and_(s.has(group, c), rep(sym, c).present, rep(sym, c).view.le <= snap.le)
+            for c in brokers(enc)
+            if c not in (x, but)
+        )
+    )
+
+
 def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`truncation_keeps` for the record's leader until it reaches the record's epoch, while a
     member of the ISR or ELR (the controller's or the record's) may still follow it (has not
@@ -1437,32 +1481,35 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     response it awaits keeps the committed log, if it holds it, and a leader it follows holds
     it too."""
     g = sym.ghost
-    s = enc.sets
     parts = []
     for x in brokers(enc):
         k = sym.brokers[x - 1]
         f, r = k.fetch, k.replica
-        followers = or_(
-            *(
-                and_(
-                    s.has(s.union(candidates(enc, sym), snap.isr, snap.elr), c),
-                    rep(sym, c).present,
-                    rep(sym, c).view.le <= snap.le,
-                )
-                for c in brokers(enc)
-                if c != x
-            )
-        )
-        coming = and_(eq(snap.leader, x), r.view.le < snap.le, followers)
+        coming = and_(eq(snap.leader, x), r.view.le < snap.le)
         awaited = and_(f.present, f.diverging, _awaited(r, f))
         holding = holds_prefix(enc, r, g.committed, g.thwm)
         at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
-        parts.append(implies(and_(coming, awaited, holding), at >= g.thwm))
+        # followed by another than the leader that sent the response, while it is at the
+        # response's epoch
+        sent = or_(
+            *(
+                and_(
+                    eq(f.leader, b),
+                    or_(
+                        _followed(enc, snap, sym, x, b),
+                        and_(rep(sym, b).view.le > f.le, _followed(enc, snap, sym, x)),
+                    ),
+                )
+                for b in brokers(enc)
+            )
+        )
+        parts.append(implies(and_(coming, sent, awaited, holding), at >= g.thwm))
         for b in brokers(enc):
             lr = rep(sym, b)
             if b != x:
                 follows = and_(
                     coming,
+                    _followed(enc, snap, sym, x, b),  # by another than the leader followed
                     holding,
                     eq(r.role, FOLLOWER),
                     eq(lr.role, LEADER),
@@ -1530,6 +1577,31 @@ def _later_candidates_hold(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
+def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+    """Of a record a and a later record b: while no member of a's ISR and ELR (nor a's leader)
+    has reached a's epoch, b's ISR, ELR and leader are within a's ISR, ELR and last known
+    leaders. Elections take the leader from the ISR and ELR (the last known leader from the
+    last known ELR), and only an AlterPartition of a leader that reached its epoch (one after
+    a's) adds a member."""
+    if not _views_only_advance(enc):
+        return True
+    s = enc.sets
+    group = s.union(a.isr, a.elr, a.lke)
+    behind = and_(
+        *(
+            implies(
+                or_(s.has(group, m), eq(a.leader, m)),
+                and_(rep(sym, m).present, rep(sym, m).view.le < a.le),
+            )
+            for m in brokers(enc)
+        )
+    )
+    leader_within = or_(
+        eq(b.leader, -1), *(and_(eq(b.leader, m), s.has(group, m)) for m in brokers(enc))
+    )
+    return implies(behind, and_(s.subset(s.union(b.isr, b.elr, b.lke), group), leader_within))
+
+
 _COMPLETENESS = ("leader_completeness", "leader_candidate_completeness")
 _KEPT_ON_APPLY = (
     "commit_quorum",
@@ -1565,9 +1637,14 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         "its ISR and ELR have left older leaders lacking the committed log",
     ),
     PairFact(
+        "later_within_candidates",
+        _later_within_candidates,
+        "later records keep to its candidates until one reaches its epoch",
+    ),
+    PairFact(
         "lacking_leader_left_by",
         _lacking_leader_left_by,
-        "later candidates have left its leader if it lacks the committed log",
+        "later leaders have left its leader if it lacks the committed log",
     ),
 )
 FACTS_FOR: dict[str, tuple[AnyFact, ...]] = {prop: QUORUM_FACTS for prop in _COMPLETENESS}
