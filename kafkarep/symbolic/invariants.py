@@ -1578,20 +1578,21 @@ def _later_candidates_hold(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
 
 
 def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
-    """Of a record a and a later record b: while no member of a's ISR and ELR (nor a's leader)
-    has reached a's epoch, b's ISR, ELR and leader are within a's ISR, ELR and last known
-    leaders. Elections take the leader from the ISR and ELR (the last known leader from the
-    last known ELR), and only an AlterPartition of a leader that reached its epoch (one after
-    a's) adds a member."""
+    """Of a record a and a later record b: while a's leader has not applied a (or a later
+    record) and no member of a's ISR and ELR has reached a later leader epoch, b's ISR, ELR and
+    leader are within a's ISR, ELR and last known leaders. Elections take the leader from the
+    ISR and ELR (the last known leader from the last known ELR), and only an AlterPartition adds
+    a member: one accepted at a's partition epoch or later, from a leader that had applied a
+    record that recent (a's leader, or the leader of a later epoch, which reached it)."""
     if not _views_only_advance(enc):
         return True
     s = enc.sets
     group = s.union(a.isr, a.elr, a.lke)
     behind = and_(
         *(
-            implies(
-                or_(s.has(group, m), eq(a.leader, m)),
-                and_(rep(sym, m).present, rep(sym, m).view.le < a.le),
+            and_(
+                implies(eq(a.leader, m), rep(sym, m).view.pe < a.pe),
+                implies(s.has(group, m), and_(rep(sym, m).present, rep(sym, m).view.le <= a.le)),
             )
             for m in brokers(enc)
         )
@@ -1599,7 +1600,12 @@ def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     leader_within = or_(
         eq(b.leader, -1), *(and_(eq(b.leader, m), s.has(group, m)) for m in brokers(enc))
     )
-    return implies(behind, and_(s.subset(s.union(b.isr, b.elr, b.lke), group), leader_within))
+    within = and_(
+        s.subset(s.union(b.isr, b.elr), group),
+        s.subset(b.lke, s.union(group, s.bit(-1))),  # Kafka remembers a leader of -1 too
+        leader_within,
+    )
+    return implies(behind, within)
 
 
 _COMPLETENESS = ("leader_completeness", "leader_candidate_completeness")
