@@ -15,7 +15,13 @@ from kafkarep.model.config import load_model
 from kafkarep.symbolic import controller, invariants
 from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.induction import Invariant, PairFact, Prover, symmetric_families
+from kafkarep.symbolic.induction import (
+    Fact,
+    Invariant,
+    PairFact,
+    Prover,
+    symmetric_families,
+)
 from kafkarep.symbolic.report import LABEL
 from tests.helpers import ROOT
 
@@ -118,6 +124,31 @@ def test_a_wrong_pair_fact_is_caught_on_reachable_states_and_by_induction() -> N
     assert p.initiation("history.isr_only_shrinks").status == "proved"
     obligation = p.consecution("history.isr_only_shrinks", "handle_alter_partition", together)
     assert obligation.status == "failed"
+
+
+def test_a_per_broker_fact_is_checked_for_a_broker_other_than_the_actor() -> None:
+    """Under a symmetric family a fact made of one conjunct per broker is shown for brokers 1
+    and 2 only. A wrong one broken only in the conjunct of a broker that is not the step's
+    actor ('while a record names b its leader, nobody else holds records': broker 1 appending
+    from leader 2 breaks b = 2) still fails."""
+    from kafkarep.symbolic.ops import and_, eq, implies
+
+    def by(enc: Any, snap: Any, sym: Any, b: int) -> Any:
+        others = [k.replica.leo <= 0 for c, k in enumerate(sym.brokers, 1) if c != b]
+        return implies(eq(snap.leader, b), and_(*others))
+
+    def holds(enc: Any, snap: Any, sym: Any) -> Any:
+        return and_(*(by(enc, snap, sym, b) for b in range(1, enc.n + 1)))
+
+    wrong = Fact("alone_holds", holds, "wrong", by)
+    cfg = load_model(MODELS / "kip966_small.toml")
+    p = Prover(cfg, invariants.ALL_INVARIANTS, invariants.FACTS + (wrong,), 60, invariants.pair)
+    assert "fetch_response" in p.symmetric and p.enc.n == 3
+    together = frozenset((*invariants.needed("min_isr_commit"), "history.alone_holds"))
+    obligation = p.consecution("history.alone_holds", "fetch_response", together)
+    assert obligation.status == "failed" and obligation.cti is not None
+    before, instance, after = obligation.cti
+    assert instance.actor == 1 and after.brokers[0].replica.leo > before.brokers[0].replica.leo
 
 
 # Obligations of the completeness strengthening that failed before the invariants about

@@ -37,11 +37,15 @@ class Invariant(NamedTuple):
 
 
 class Fact(NamedTuple):
-    """A history fact: true of every record the controller has committed."""
+    """A history fact: true of every record the controller has committed. `by`, if given, is
+    the fact's conjunct about one broker (`holds` is the conjunction over every broker, each
+    conjunct the same definition): under a symmetric family only two are shown (see
+    `Prover._goal`)."""
 
     name: str
     holds: Callable[[Encoding, Snap, Sym], Term]
     doc: str
+    by: Callable[[Encoding, Snap, Sym, int], Term] | None = None
 
 
 class PairFact(NamedTuple):
@@ -207,11 +211,16 @@ class Prover:
         out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
         return out
 
-    def _goal(self, name: str, record: Snap, other: Snap) -> Callable[[Sym, Sym], Term]:
+    def _goal(
+        self, name: str, record: Snap, other: Snap, family: str = ""
+    ) -> Callable[[Sym, Sym], Term]:
         """The proposition an obligation shows of (before, after). A history fact is shown of
         an arbitrary record that has every fact before the step, and of the new current one; a
         pair fact of two arbitrary records that have every fact, and of each against the new
-        current one."""
+        current one. Under a symmetric family (the step is broker 1's) a fact made of one
+        conjunct per broker is shown for brokers 1 and 2 only: a step of broker k breaking the
+        conjunct of broker j renames to broker 1's step breaking that of 1 (j = k) or, by a
+        renaming that fixes 1, that of 2."""
         enc = self.enc
         only = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
         if only is not None:
@@ -233,11 +242,17 @@ class Prover:
             return both
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
+            holds = fact.holds
+            by = fact.by
+            if by is not None and family in self.symmetric and enc.n > 2:
+
+                def holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+                    return ops.and_(by(enc, snap, sym, 1), by(enc, snap, sym, 2))
 
             def kept(before: Sym, after: Sym) -> Term:
                 return ops.implies(
                     self._record(record, before),
-                    ops.and_(fact.holds(enc, record, after), fact.holds(enc, after.cur, after)),
+                    ops.and_(holds(enc, record, after), holds(enc, after.cur, after)),
                 )
 
             return kept
@@ -326,7 +341,7 @@ class Prover:
         enc = self.enc
         started = time.monotonic()
         solver, before, probes, record, second = self._context(family, together)
-        goal = self._goal(name, record, second)
+        goal = self._goal(name, record, second, family)
         history = name.startswith("history.")
         paired = any(f"history.{f.name}" == name for f in self.pair_facts)
         cases = []

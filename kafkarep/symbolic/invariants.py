@@ -1622,7 +1622,12 @@ _KEPT_ON_APPLY = (
 
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[AnyFact, ...] = (
-    Fact("applied_as_leader", _applied_as_leader, "its leader may apply it safely"),
+    Fact(
+        "applied_as_leader",
+        _applied_as_leader,
+        "its leader may apply it safely",
+        _applied_as_leader_by,
+    ),
     Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
     Fact("leader_holds", _leader_holds, "its leader holds what older leaders may commit"),
     Fact("lacking_leader_left", _lacking_leader_left, "its leader, without it, is left"),
