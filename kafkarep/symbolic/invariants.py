@@ -1302,14 +1302,27 @@ NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _applied_as_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
-    """The record's leader applying it now (it has not yet) keeps the quorum invariants about
-    itself and the completeness properties: the leader's HWM may advance on applying a record
-    (a new Maximal ISR, a new epoch), so what makes that safe is a fact of the record."""
-    return and_(*(_applied_as_leader_by(enc, snap, sym, b) for b in brokers(enc)))
+PerBroker = Callable[[Encoding, Snap, Sym, int], Term]
+
+
+def _every_broker(by: PerBroker) -> Callable[[Encoding, Snap, Sym], Term]:
+    """A history fact made of one conjunct per broker (each the same definition: `Fact.by`)."""
+
+    def holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+        return and_(*(by(enc, snap, sym, b) for b in brokers(enc)))
+
+    holds.__doc__ = by.__doc__
+    return holds
+
+
+def _per_broker_fact(name: str, by: PerBroker, doc: str) -> Fact:
+    return Fact(name, _every_broker(by), doc, by)
 
 
 def _applied_as_leader_by(enc: Encoding, snap: Snap, sym: Sym, b: int) -> Term:
+    """The record's leader applying it now (it has not yet) keeps the quorum invariants about
+    itself and the completeness properties: the leader's HWM may advance on applying a record
+    (a new Maximal ISR, a new epoch), so what makes that safe is a fact of the record."""
     kept = [i for i in QUORUM if i.name in _KEPT_ON_APPLY]
     clauses = [c for n, c in props.CLAUSES.items() if n.split(".")[0] in _COMPLETENESS]
     k = sym.brokers[b - 1]
@@ -1333,24 +1346,23 @@ def _lagging_members(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _leader_holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _leader_holds(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     """The record's leader, until it reaches the record's epoch, is a Maximal ISR member still
     able to fetch from any leader of an older epoch, or holds what that leader may commit
     (`later_leaders_hold` for the leader it will be)."""
     s = enc.sets
     parts = []
-    for x in brokers(enc):
-        xr = rep(sym, x)
-        coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
-        for b in brokers(enc):
-            if b == x:
-                continue
-            lr = rep(sym, b)
-            for premise, members, bound in _stale_bounds(enc, sym, b):
-                older = and_(coming, premise, lr.view.le < snap.le)
-                fetching = and_(s.has(members, x), can_fetch(enc, sym, x, b))
-                held = and_(frozen(enc, sym, b, members), holds_prefix(enc, xr, lr.log, bound))
-                parts.append(implies(older, or_(fetching, held)))
+    xr = rep(sym, x)
+    coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
+    for b in brokers(enc):
+        if b == x:
+            continue
+        lr = rep(sym, b)
+        for premise, members, bound in _stale_bounds(enc, sym, b):
+            older = and_(coming, premise, lr.view.le < snap.le)
+            fetching = and_(s.has(members, x), can_fetch(enc, sym, x, b))
+            held = and_(frozen(enc, sym, b, members), holds_prefix(enc, xr, lr.log, bound))
+            parts.append(implies(older, or_(fetching, held)))
     return and_(*parts)
 
 
@@ -1365,24 +1377,21 @@ def _lacking_coming(enc: Encoding, snap: Snap, sym: Sym) -> Callable[[int], Term
     )
 
 
-def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym, c: int) -> Term:
     """The record's leader, until it reaches the record's epoch and while another member of the
     ISR or ELR may still follow it, has moved past the epoch of every leader of an older epoch
     that lacks the committed log (`lacking_leaders_left` for the leader it will be: it was a
     member of the ISR or ELR when the record was committed). "Another" is neither the leader
     nor the lacking leader: followed by that one alone, it would lead nobody who holds it."""
     parts = []
-    for c in brokers(enc):
-        cr = rep(sym, c)
-        coming = and_(eq(snap.leader, c), cr.present, cr.view.le < snap.le)
-        for x in brokers(enc):
-            if x != c:
-                xr = rep(sym, x)
-                lacking = and_(
-                    eq(xr.role, LEADER), xr.view.le < snap.le, _lacks_committed(enc, sym, x)
-                )
-                followed = _followed(enc, snap, sym, c, x)
-                parts.append(implies(and_(coming, lacking, followed), cr.view.le > xr.view.le))
+    cr = rep(sym, c)
+    coming = and_(eq(snap.leader, c), cr.present, cr.view.le < snap.le)
+    for x in brokers(enc):
+        if x != c:
+            xr = rep(sym, x)
+            lacking = and_(eq(xr.role, LEADER), xr.view.le < snap.le, _lacks_committed(enc, sym, x))
+            followed = _followed(enc, snap, sym, c, x)
+            parts.append(implies(and_(coming, lacking, followed), cr.view.le > xr.view.le))
     return and_(*parts)
 
 
@@ -1431,38 +1440,37 @@ def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _no_growth_before_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _no_growth_before_leader(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     """Until the record's leader reaches its epoch, no registration of that epoch has an ISR
     beyond the record's (only that leader's AlterPartition requests add members)."""
     s = enc.sets
     parts = []
-    for x in brokers(enc):
-        coming = and_(eq(snap.leader, x), rep(sym, x).view.pe < snap.pe)
-        for present, pe, le, _, isr in _registrations(enc, sym):
-            same = and_(coming, present, eq(le, snap.le), pe >= snap.pe)
-            parts.append(implies(same, s.subset(isr, snap.isr)))
+    coming = and_(eq(snap.leader, x), rep(sym, x).view.pe < snap.pe)
+    for present, pe, le, _, isr in _registrations(enc, sym):
+        same = and_(coming, present, eq(le, snap.le), pe >= snap.pe)
+        parts.append(implies(same, s.subset(isr, snap.isr)))
     return and_(*parts)
 
 
-def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     """The record's leader, until it reaches the record's epoch, was in the ISR of every
     registration it is behind that is older than the record and at MinISR (it was a member of
     the ISR or ELR when the record was committed: `lagging_candidates` then)."""
     s = enc.sets
     parts = []
-    for x in brokers(enc):
-        xr = rep(sym, x)
-        coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
-        for present, _, le, _, isr in _registrations(enc, sym):
-            behind = and_(coming, present, xr.view.le < le, le < snap.le)
-            full = s.size(isr) >= enc.cfg.min_isr
-            parts.append(implies(and_(behind, full), s.has(isr, x)))
+    xr = rep(sym, x)
+    coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
+    for present, _, le, _, isr in _registrations(enc, sym):
+        behind = and_(coming, present, xr.view.le < le, le < snap.le)
+        full = s.size(isr) >= enc.cfg.min_isr
+        parts.append(implies(and_(behind, full), s.has(isr, x)))
     return and_(*parts)
 
 
 def _followed(enc: Encoding, snap: Snap, sym: Sym, x: int, but: int = 0) -> Term:
-    """Another member of the ISR or ELR (the controller's or the record's; not `but`) may still
-    follow x as the record's leader: it has not moved past the record's epoch."""
+    """Another member of the controller's ISR or ELR (not `but`) may still follow x as the
+    record's leader: it has not moved past the record's epoch. Only they matter: a replica
+    outside them rejoins only by fetching from the current leader (`rejoined_caught_up`)."""
     s = enc.sets
     group = candidates(enc, sym)
     return or_(
@@ -1474,48 +1482,47 @@ def _followed(enc: Encoding, snap: Snap, sym: Sym, x: int, but: int = 0) -> Term
     )
 
 
-def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     """`truncation_keeps` for the record's leader until it reaches the record's epoch, while a
-    member of the ISR or ELR (the controller's or the record's) may still follow it (has not
-    moved past that epoch): a diverging
-    response it awaits keeps the committed log, if it holds it, and a leader it follows holds
-    it too."""
+    member of the controller's ISR or ELR may still follow it (has not moved past that epoch;
+    not counting the leader it follows, nor the sender of the response while that is still at
+    the response's epoch): a diverging response it awaits keeps the committed log, if it holds
+    it, and a leader it follows holds it too."""
     g = sym.ghost
     parts = []
-    for x in brokers(enc):
-        k = sym.brokers[x - 1]
-        f, r = k.fetch, k.replica
-        coming = and_(eq(snap.leader, x), r.view.le < snap.le)
-        awaited = and_(f.present, f.diverging, _awaited(r, f))
-        holding = holds_prefix(enc, r, g.committed, g.thwm)
-        at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
-        # followed by another than the leader that sent the response, while it is at the
-        # response's epoch
-        sent = or_(
-            *(
-                and_(
-                    eq(f.leader, b),
-                    or_(
-                        _followed(enc, snap, sym, x, b),
-                        and_(rep(sym, b).view.le > f.le, _followed(enc, snap, sym, x)),
-                    ),
-                )
-                for b in brokers(enc)
+    k = sym.brokers[x - 1]
+    f, r = k.fetch, k.replica
+    coming = and_(eq(snap.leader, x), r.view.le < snap.le)
+    awaited = and_(f.present, f.diverging, _awaited(r, f))
+    holding = holds_prefix(enc, r, g.committed, g.thwm)
+    at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+    # followed by another than the leader that sent the response, while it is at the
+    # response's epoch
+    sent = or_(
+        *(
+            and_(
+                eq(f.leader, b),
+                or_(
+                    _followed(enc, snap, sym, x, b),
+                    and_(rep(sym, b).view.le > f.le, _followed(enc, snap, sym, x)),
+                ),
             )
+            for b in brokers(enc)
         )
-        parts.append(implies(and_(coming, sent, awaited, holding), at >= g.thwm))
-        for b in brokers(enc):
-            lr = rep(sym, b)
-            if b != x:
-                follows = and_(
-                    coming,
-                    _followed(enc, snap, sym, x, b),  # by another than the leader followed
-                    holding,
-                    eq(r.role, FOLLOWER),
-                    eq(lr.role, LEADER),
-                    eq(lr.view.le, r.view.le),
-                )
-                parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
+    )
+    parts.append(implies(and_(coming, sent, awaited, holding), at >= g.thwm))
+    for b in brokers(enc):
+        lr = rep(sym, b)
+        if b != x:
+            follows = and_(
+                coming,
+                _followed(enc, snap, sym, x, b),  # by another than the leader followed
+                holding,
+                eq(r.role, FOLLOWER),
+                eq(lr.role, LEADER),
+                eq(lr.view.le, r.view.le),
+            )
+            parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
     return and_(*parts)
 
 
@@ -1622,19 +1629,20 @@ _KEPT_ON_APPLY = (
 
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[AnyFact, ...] = (
-    Fact(
-        "applied_as_leader",
-        _applied_as_leader,
-        "its leader may apply it safely",
-        _applied_as_leader_by,
-    ),
+    _per_broker_fact("applied_as_leader", _applied_as_leader_by, "its leader may apply it safely"),
     Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
-    Fact("leader_holds", _leader_holds, "its leader holds what older leaders may commit"),
+    _per_broker_fact(
+        "leader_holds", _leader_holds, "its leader holds what older leaders may commit"
+    ),
     Fact("lacking_leader_left", _lacking_leader_left, "its leader, without it, is left"),
     Fact("stale_leader_alone", _stale_leader_alone, "stale leaders are in its ISR alone"),
-    Fact("no_growth_before_leader", _no_growth_before_leader, "its ISR grows with its leader"),
-    Fact("designated_lagging", _designated_lagging, "its leader, behind, was in older ISRs"),
-    Fact("designated_keeps", _designated_keeps, "its leader keeps the committed log"),
+    _per_broker_fact(
+        "no_growth_before_leader", _no_growth_before_leader, "its ISR grows with its leader"
+    ),
+    _per_broker_fact(
+        "designated_lagging", _designated_lagging, "its leader, behind, was in older ISRs"
+    ),
+    _per_broker_fact("designated_keeps", _designated_keeps, "its leader keeps the committed log"),
     Fact("same_epoch_record", _same_epoch_record, "a leader's epoch grows by its proposals"),
     Fact("rejoined", _rejoined_record, "a replica rejoins its ISR caught up"),
     PairFact(
@@ -1642,10 +1650,10 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         _later_candidates_hold,
         "later candidates hold what its leader may commit",
     ),
-    Fact(
+    _per_broker_fact(
         "lacking_leaders_left_later",
         _lacking_leaders_left_later,
-        "its ISR and ELR have left older leaders lacking the committed log",
+        "its leader has left older leaders lacking the committed log",
     ),
     PairFact(
         "later_within_candidates",
