@@ -893,13 +893,12 @@ def _left_behind(
     sym: Sym,
     lacking: Callable[[int], Term],
     epoch: Callable[[int], Term],
-    among: Term | None = None,
 ) -> Term:
     """For every broker x that is `lacking(x)`: every other member of the controller's ISR and
-    ELR (or of `among`) has a view past `epoch(x)`."""
+    ELR has a view past `epoch(x)`."""
     s = enc.sets
     parts = []
-    group = candidates(enc, sym) if among is None else among
+    group = candidates(enc, sym)
     for x in brokers(enc):
         for c in brokers(enc):
             if c != x:
@@ -1377,54 +1376,55 @@ def _lacking_coming(enc: Encoding, snap: Snap, sym: Sym) -> Callable[[int], Term
     )
 
 
-def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym, c: int) -> Term:
-    """The record's leader, until it reaches the record's epoch and while another member of the
-    ISR or ELR may still follow it, has moved past the epoch of every leader of an older epoch
-    that lacks the committed log (`lacking_leaders_left` for the leader it will be: it was a
-    member of the ISR or ELR when the record was committed). "Another" is neither the leader
-    nor the lacking leader: followed by that one alone, it would lead nobody who holds it."""
-    parts = []
+def _coming_left(
+    enc: Encoding,
+    snap: Snap,
+    sym: Sym,
+    c: int,
+    lacking: Callable[[int], Term],
+    epoch: Callable[[int], Term],
+) -> Term:
+    """The record's leader c, until it reaches the record's epoch and while a member of the
+    controller's ISR or ELR other than c and the lacking broker x may still follow it, has moved
+    past `epoch(x)` for every other broker x that is `lacking(x)`. (Followed only by the
+    lacking broker itself, c would lead nobody who holds the committed log.)"""
     cr = rep(sym, c)
     coming = and_(eq(snap.leader, c), cr.present, cr.view.le < snap.le)
+    parts = []
     for x in brokers(enc):
         if x != c:
-            xr = rep(sym, x)
-            lacking = and_(eq(xr.role, LEADER), xr.view.le < snap.le, _lacks_committed(enc, sym, x))
             followed = _followed(enc, snap, sym, c, x)
-            parts.append(implies(and_(coming, lacking, followed), cr.view.le > xr.view.le))
+            parts.append(implies(and_(coming, lacking(x), followed), cr.view.le > epoch(x)))
     return and_(*parts)
 
 
+def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym, c: int) -> Term:
+    """`lacking_leaders_left` for the leader the record names (it was a member of the ISR or ELR
+    when the record was committed), over leaders of an older epoch than the record's."""
+
+    def lacking(x: int) -> Term:
+        xr = rep(sym, x)
+        return and_(eq(xr.role, LEADER), xr.view.le < snap.le, _lacks_committed(enc, sym, x))
+
+    return _coming_left(enc, snap, sym, c, lacking, lambda x: rep(sym, x).view.le)
+
+
 def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
-    """`lacking_leaders_left_later` for record b's leader and the leader record a names while
-    it lacks the committed log and has not reached a's epoch: b's leader, until it reaches b's
-    epoch and while another member of the ISR or ELR may follow it, has moved past a's epoch
-    (it will not follow a's leader either)."""
-    parts = []
+    """`lacking_leaders_left_later` for record b's leader and the leader record a names, while
+    that lacks the committed log (or awaits a diverging response that cuts it) and has not
+    reached a's epoch: b's leader has moved past a's epoch (it will not follow a's leader)."""
     g = sym.ghost
+    lacks = _lacking_coming(enc, a, sym)
 
     def lacking(x: int) -> Term:
         k = sym.brokers[x - 1]
         f, r = k.fetch, k.replica
         cut = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end) < g.thwm
-        losing = and_(
-            eq(a.leader, x),
-            r.view.le < a.le,
-            f.present,
-            f.diverging,
-            _awaited(r, f),
-            cut,
-        )
-        return or_(_lacking_coming(enc, a, sym)(x), losing)
+        awaits_cut = and_(f.present, f.diverging, _awaited(r, f), cut)
+        losing = and_(eq(a.leader, x), r.view.le < a.le, awaits_cut)
+        return or_(lacks(x), losing)
 
-    for c in brokers(enc):
-        cr = rep(sym, c)
-        coming = and_(eq(b.leader, c), cr.present, cr.view.le < b.le)
-        for x in brokers(enc):
-            if x != c:
-                followed = _followed(enc, b, sym, c, x)
-                parts.append(implies(and_(coming, lacking(x), followed), cr.view.le > a.le))
-    return and_(*parts)
+    return and_(*(_coming_left(enc, b, sym, c, lacking, lambda x: a.le) for c in brokers(enc)))
 
 
 def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
@@ -1496,18 +1496,14 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     awaited = and_(f.present, f.diverging, _awaited(r, f))
     holding = holds_prefix(enc, r, g.committed, g.thwm)
     at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+    anyone = _followed(enc, snap, sym, x)
+    but = {b: _followed(enc, snap, sym, x, b) for b in brokers(enc) if b != x}
     # followed by another than the leader that sent the response, while it is at the
     # response's epoch
     sent = or_(
         *(
-            and_(
-                eq(f.leader, b),
-                or_(
-                    _followed(enc, snap, sym, x, b),
-                    and_(rep(sym, b).view.le > f.le, _followed(enc, snap, sym, x)),
-                ),
-            )
-            for b in brokers(enc)
+            and_(eq(f.leader, b), or_(other, and_(rep(sym, b).view.le > f.le, anyone)))
+            for b, other in but.items()
         )
     )
     parts.append(implies(and_(coming, sent, awaited, holding), at >= g.thwm))
@@ -1516,7 +1512,7 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
         if b != x:
             follows = and_(
                 coming,
-                _followed(enc, snap, sym, x, b),  # by another than the leader followed
+                but[b],  # by another than the leader followed
                 holding,
                 eq(r.role, FOLLOWER),
                 eq(lr.role, LEADER),
