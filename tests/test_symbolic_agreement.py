@@ -6,13 +6,14 @@ find a seeded disagreement."""
 from __future__ import annotations
 
 import tomllib
+from typing import Any
 
 import pytest
 
 from kafkarep.model.config import ModelConfig, load_model, parse_model
 from kafkarep.model.initial import initial_state
 from kafkarep.symbolic import agreement, controller, ops
-from kafkarep.symbolic.encoding import Encoding, model_initial
+from kafkarep.symbolic.encoding import Encoding, Sym, model_initial
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
@@ -170,3 +171,74 @@ def test_a_free_election_of_an_ineligible_replica_is_found(monkeypatch: pytest.M
     monkeypatch.setattr(controller, "free_choice", wrong)
     result = agreement.free_elections_cover(load_model(MODELS / "kip966_small.toml"), 6)
     assert any("elects" in d.problem for d in result.disagreements)
+
+
+def test_the_commit_epochs_history_variable_is_read_by_nothing_else() -> None:
+    """`Ghost.committed_in` is a history variable of the proofs: no guard and no update of
+    another field mentions it, so it cannot change what the rules do."""
+    import z3
+
+    from kafkarep.symbolic.transition import Relation
+
+    enc = Encoding(load_model(MODELS / "kip966_small.toml"), abstract_history=True)
+    x = enc.fresh("x")
+    ghost = {str(v) for v in x.ghost.committed_in}
+
+    def mentions(term: Any) -> bool:
+        if not z3.is_expr(term):
+            return False
+        todo: list[Any] = [term]
+        seen: set[int] = set()
+        while todo:
+            t = todo.pop()
+            if t.get_id() in seen:
+                continue
+            seen.add(t.get_id())
+            if z3.is_const(t) and str(t) in ghost:
+                return True
+            todo.extend(t.children())
+        return False
+
+    def leaves(value: object) -> list[object]:
+        if isinstance(value, tuple):
+            return [leaf for item in value for leaf in leaves(item)]
+        return [value]
+
+    rel = Relation(enc)
+    checked = 0
+    for k, instance in enumerate(rel.instances):
+        arg: Any = None
+        if instance.arg == "i":
+            arg = z3.Int(f"a{k}")
+        elif instance.arg == "s":
+            arg = enc.sets.var(f"a{k}")
+        elif instance.arg == "h":
+            arg = enc.fresh(f"a{k}", controller.Snap)
+        after = instance.update(x, arg)
+        assert not mentions(ops.bool_term(instance.guard(x, arg))), instance.label
+        others = after._replace(ghost=after.ghost._replace(committed_in=()))
+        assert isinstance(others, Sym)
+        assert not any(mentions(leaf) for leaf in leaves(others)), instance.label
+        checked += 1
+    assert checked == len(rel.instances) > 20
+
+
+def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history variable's update is checked like every other field: recording the epoch
+    after the leader's instead of its own is a disagreement."""
+    from kafkarep.symbolic import transition
+
+    real = transition.maybe_advance_hwm
+
+    def wrong(enc: Encoding, sym: Sym, broker: int) -> Sym:
+        out = real(enc, sym, broker)
+        g = out.ghost
+        shifted = tuple(
+            ops.ite(ops.ne(a, b), a + 1, a)
+            for a, b in zip(g.committed_in, sym.ghost.committed_in, strict=True)
+        )
+        return out._replace(ghost=g._replace(committed_in=shifted))
+
+    monkeypatch.setattr(transition, "maybe_advance_hwm", wrong)
+    result = agreement.check(load_model(MODELS / "kip966_small.toml"), 5)
+    assert any("committed_in" in d.problem for d in result.disagreements)

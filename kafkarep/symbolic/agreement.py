@@ -17,14 +17,27 @@ import properties as registry
 from kafkarep.model.actions import Action, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
-from kafkarep.model.state import ClusterState
+from kafkarep.model.state import ClusterState, Role
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding, Sym, comparable
 from kafkarep.symbolic.induction import PairFact
 from kafkarep.symbolic.properties import CLAUSES
 from kafkarep.symbolic.transition import Relation
 
-Locations = dict[int, tuple[int, int]]
+
+class Path(NamedTuple):
+    """What a projection needs that the concrete state does not keep, recorded along the path
+    that reached it: each value's (offset, epoch) when written, and `Ghost.committed_in`."""
+
+    locs: dict[int, tuple[int, int]]
+    committed_in: tuple[int, ...] = ()
+
+    def key(self) -> tuple[object, ...]:
+        return tuple(sorted(self.locs.items())), self.committed_in
+
+
+def project(enc: Encoding, state: ClusterState, path: Path) -> Sym:
+    return enc.project(state, path.locs, path.committed_in)
 
 
 class Disagreement(NamedTuple):
@@ -40,16 +53,27 @@ class Agreement(NamedTuple):
     disagreements: tuple[Disagreement, ...]
 
 
-def written(
-    before: ClusterState, after: ClusterState, action: Action, locs: Locations
-) -> Locations:
-    """Where a produce put its record: (offset, epoch), by value."""
-    if action.name != "produce":
-        return locs
-    replica = after.broker(action.actor).replica
-    assert replica is not None
-    epoch, value = replica.log[-1]
-    return {**locs, value: (replica.leo - 1, epoch)}
+def written(before: ClusterState, after: ClusterState, action: Action, path: Path) -> Path:
+    """The path extended by a step: where a produce put its record, (offset, epoch) by value;
+    and, for each offset a leader's HWM moved past, the lower of its leader epoch and the one
+    recorded (any epoch recorded at or above the True HWM is replaced)."""
+    locs = path.locs
+    if action.name == "produce":
+        replica = after.broker(action.actor).replica
+        assert replica is not None
+        epoch, value = replica.log[-1]
+        locs = {**locs, value: (replica.leo - 1, epoch)}
+    committed_in = list(path.committed_in)
+    for b, broker in enumerate(after.brokers, start=1):
+        r, old = broker.replica, before.broker(b).replica
+        if r is None or old is None or r.role != Role.LEADER or r.view is None:
+            continue
+        le = r.view.leader_epoch
+        for o in range(old.hwm, r.hwm):
+            committed_in += [0] * (o + 1 - len(committed_in))
+            if o >= before.ghost.true_hwm or le < committed_in[o]:
+                committed_in[o] = le
+    return Path(locs, tuple(committed_in))
 
 
 def concrete_clause(name: str) -> Any:
@@ -58,11 +82,11 @@ def concrete_clause(name: str) -> Any:
     return next(c.check for c in prop.clauses if c.name == clause_name)
 
 
-def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Locations]]:
-    """Concrete states to `depth`, each with the locations of the records written on the way."""
+def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Path]]:
+    """Concrete states to `depth`, each with what was recorded on the way (`Path`)."""
     start = initial_state(cfg)
-    seen: set[tuple[ClusterState, tuple[tuple[int, tuple[int, int]], ...]]] = {(start, ())}
-    level: list[tuple[ClusterState, Locations]] = [(start, {})]
+    seen: set[tuple[ClusterState, tuple[object, ...]]] = {(start, Path({}).key())}
+    level: list[tuple[ClusterState, Path]] = [(start, Path({}))]
     for d in range(depth + 1):
         following = []
         for state, locs in level:
@@ -71,7 +95,7 @@ def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Locati
                 continue
             for action, after in successors(cfg, state):
                 after_locs = written(state, after, action, locs)
-                key = (after, tuple(sorted(after_locs.items())))
+                key = (after, after_locs.key())
                 if key not in seen:
                     seen.add(key)
                     following.append((after, after_locs))
@@ -79,11 +103,11 @@ def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Locati
 
 
 def check_state(
-    enc: Encoding, rel: Relation, state: ClusterState, locs: Locations
+    enc: Encoding, rel: Relation, state: ClusterState, locs: Path
 ) -> tuple[int, int, list[Disagreement]]:
     cfg = enc.cfg
     problems: list[Disagreement] = []
-    before = enc.project(state, locs)
+    before = project(enc, state, locs)
     for name, clause in CLAUSES.items():
         symbolic = clause(enc, before)
         concrete = concrete_clause(name)(cfg, state) is None
@@ -117,7 +141,7 @@ def check_state(
         problems.append(Disagreement(state, action, "enabled symbolically, not concretely"))
     for action in expected.keys() & got.keys():
         after = expected[action]
-        want = comparable(enc.project(after, written(state, after, action, locs)))
+        want = comparable(project(enc, after, written(state, after, action, locs)))
         have = comparable(got[action])
         if have != want:
             problems.append(Disagreement(state, action, difference(have, want)))
@@ -181,7 +205,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
         if instance.arg == "i":
             args: list[object] = list(range(1, capacity + 1))
         elif instance.arg == "s":
-            args = list(rel.domain(instance, enc.project(visited[0][0], visited[0][1])))
+            args = list(rel.domain(instance, project(enc, visited[0][0], visited[0][1])))
         else:
             args = [None]
         for arg in args:
@@ -189,7 +213,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
     problems: list[Disagreement] = []
     enabled = 0
     for number, (state, locs) in enumerate(visited):
-        before = enc.project(state, locs)
+        before = project(enc, state, locs)
         fixed = z3.Solver()
         fixed.add(*enc.equal(x, pad(enc, before)))
         if fixed.check() != z3.sat:
@@ -207,7 +231,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
                 continue
             seen[action] = after
             concrete = expected[action]
-            want = enc.project(concrete, written(state, concrete, action, locs))
+            want = project(enc, concrete, written(state, concrete, action, locs))
             have = enc.evaluate(model, after)
             have = have._replace(hist=have.hist[: want.cur.pe])
             if comparable(have) != comparable(want):
@@ -229,7 +253,7 @@ def _only_successors(
     x: Sym,
     before: Sym,
     state: ClusterState,
-    locs: Locations,
+    locs: Path,
     expected: dict[Action, ClusterState],
     seen: dict[Action, Sym],
 ) -> list[Disagreement]:
@@ -241,7 +265,7 @@ def _only_successors(
     problems = []
     for k, (action, update) in enumerate(seen.items()):
         concrete = expected[action]
-        want = pad(enc, enc.project(concrete, written(state, concrete, action, locs)))
+        want = pad(enc, project(enc, concrete, written(state, concrete, action, locs)))
         y = enc.fresh(f"y{k}")
         solver.push()
         solver.add(*enc.equal(y, update))
@@ -297,7 +321,7 @@ def check_invariants(
     states = 0
     for state, locs in explore(cfg, depth):
         states += 1
-        sym = enc.project(state, locs)
+        sym = project(enc, state, locs)
         for inv in chosen:
             if inv.name not in found and inv.holds(enc, sym) is not True:
                 found[inv.name] = Unsound(inv.name, state)
@@ -355,7 +379,7 @@ def free_elections_cover(cfg: ModelConfig, depth: int, limit: int = 0) -> Cover:
     problems: list[Disagreement] = []
     solver = z3.Solver()
     for state, locs in visited:
-        before = pad(exact, exact.project(state, locs))
+        before = pad(exact, project(exact, state, locs))
         for precise, loose in zip(exact_rel.instances, free_rel.instances, strict=True):
             for arg in exact_rel.domain(precise, before):
                 if precise.guard(before, arg) is not True:

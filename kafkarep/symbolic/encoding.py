@@ -162,6 +162,9 @@ class Ghost(NamedTuple):
     pos: tuple[Term, ...]  # per offset: epochs of positively acknowledged records
     ack_below: Term
     hwm_below: Term
+    # per committed offset: the lowest leader epoch of a leader that moved its HWM past it. A
+    # history variable of the proofs: no guard and no other field reads it.
+    committed_in: tuple[Term, ...]
 
 
 class Bud(NamedTuple):
@@ -214,7 +217,7 @@ SORTS: dict[type, tuple[Any, ...]] = {
     Fetch: ("b", "i", "i", "i", "i", "i", ("vec", "i", "R"), "b", "i", "i"),
     ApResp: ("b", "s", "i", "i", "i", "i", "i", "s", "b"),
     Brk: ("i", "i", "i", "i", "b", Rep, Fetch, ApResp),
-    Ghost: ("i", ("vec", "i", "R"), ("vec", "E", "R"), "b", "b"),
+    Ghost: ("i", ("vec", "i", "R"), ("vec", "E", "R"), "b", "b", ("vec", "i", "R")),
     Bud: ("i",) * 10,
     Sym: (
         Snap,
@@ -459,9 +462,15 @@ class Encoding:
             tuple(p.replicas) + (0,) * (self.n - len(p.replicas)),
         )
 
-    def project(self, state: ClusterState, locs: dict[int, tuple[int, int]]) -> Sym:
+    def project(
+        self,
+        state: ClusterState,
+        locs: dict[int, tuple[int, int]],
+        committed_in: tuple[int, ...] = (),
+    ) -> Sym:
         """The symbolic state of a concrete one. `locs` gives each value's (offset, epoch),
-        recorded when it was written (the concrete state does not keep a lost record's epoch)."""
+        recorded when it was written (the concrete state does not keep a lost record's epoch);
+        `committed_in` the history variable `Ghost.committed_in`, recorded along the path."""
         log = state.controller.log
         base = log[0].partition_epoch
         for i, p in enumerate(log):
@@ -497,6 +506,7 @@ class Encoding:
             tuple(pos),
             g.ack_below_min_isr is not None,
             g.hwm_below_min_isr is not None,
+            tuple(committed_in[: self.r]) + (0,) * (self.r - len(committed_in)),
         )
         return Sym(
             self.snap(state.partition),
@@ -675,7 +685,7 @@ def initial(enc: Encoding, isr: Term, leader: Term, fenced: Term) -> Sym:
             )
             replica = enc.merge(ops.eq(leader, b), lead, follow, Rep)
         brokers.append(Brk(RUNNING, 1, 0, 1, True, replica, enc.no_fetch(), enc.no_ap_response()))
-    ghost = Ghost(0, (0,) * enc.r, (ops.EMPTY_EPOCHS,) * enc.r, False, False)
+    ghost = Ghost(0, (0,) * enc.r, (ops.EMPTY_EPOCHS,) * enc.r, False, False, (0,) * enc.r)
     return Sym(
         cur,
         hist,

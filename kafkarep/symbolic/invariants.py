@@ -772,6 +772,24 @@ def divergence_costs_records(enc: Encoding, sym: Sym) -> Term:
             for o in range(enc.r):
                 differ = and_(o < a_end, o < c_end, ne(a[o], c[o]))
                 parts.append(implies(differ, written >= o + 2))
+    # a diverging response tells of the leader's log when it answered: its records of the
+    # epoch answered (below the leader's own) end at the offset answered
+    for b in brokers(enc):
+        k = sym.brokers[b - 1]
+        f = k.fetch
+        told = and_(
+            f.present,
+            f.diverging,
+            _awaited(k.replica, f),
+            f.div_end >= 1,
+            f.div_epoch >= 1,
+            f.div_epoch < f.le,
+        )
+        parts.append(implies(told, f.div_end <= written))
+        for a, _, a_end in logs:
+            for o in range(enc.r):
+                differ = and_(told, eq(f.div_end, o + 1), o < a_end, ne(a[o], f.div_epoch))
+                parts.append(implies(differ, written >= o + 2))
     return and_(*parts)
 
 
@@ -1099,6 +1117,80 @@ def _elr(enc: Encoding, snap: Snap) -> Term:
     return enc.sets.union(snap.elr, snap.lke)
 
 
+def _commits(enc: Encoding, sym: Sym, floor: Term | None) -> list[tuple[int, Term, Term]]:
+    """(offset, premise, leader epoch) of each committed record a leader of epoch `floor` or
+    older committed (moved its HWM past; any committed record if no floor)."""
+    g = sym.ghost
+    out = []
+    for o, epoch in enumerate(g.committed_in):
+        premise = o < g.thwm if floor is None else and_(o < g.thwm, epoch <= floor)
+        out.append((o, premise, epoch))
+    return out
+
+
+def _holds_commits(enc: Encoding, sym: Sym, r: Rep, floor: Term) -> Term:
+    """The replica holds every record committed by a leader of epoch `floor` or older."""
+    g = sym.ghost
+    return and_(
+        *(
+            implies(premise, and_(o < r.leo, eq(r.log[o], g.committed[o])))
+            for o, premise, _ in _commits(enc, sym, floor)
+        )
+    )
+
+
+def _past_commits(enc: Encoding, sym: Sym, r: Rep, floor: Term | None = None) -> Term:
+    """The replica has reached the leader epoch of every commit (by a leader of epoch `floor`
+    or older)."""
+    return and_(
+        *(implies(premise, r.view.le >= epoch) for _, premise, epoch in _commits(enc, sym, floor))
+    )
+
+
+def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
+    """A leader holds every record a leader of its epoch or an older one committed: a later
+    leader elected before the commit was covered by the committing leader
+    (`later_leaders_hold`), one elected after was a candidate that had reached that epoch
+    (`candidates_past_commits`) and followed only leaders holding it since."""
+    g = sym.ghost
+
+    def holds(b: int) -> Term:
+        r = rep(sym, b)
+        return implies(and_(r.present, eq(r.role, LEADER)), _holds_commits(enc, sym, r, r.view.le))
+
+    def kept(b: int) -> Term:
+        # a diverging response such a leader sent keeps those records
+        k = sym.brokers[b - 1]
+        f, r = k.fetch, k.replica
+        awaited = and_(f.present, f.diverging, _awaited(r, f))
+        at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+        return and_(
+            *(
+                implies(and_(awaited, premise, o < r.leo, eq(r.log[o], g.committed[o])), o < at)
+                for o, premise, _ in _commits(enc, sym, f.le)
+            )
+        )
+
+    # a leader's epoch is at least its records'
+    shape = [implies(p, e >= g.committed[o]) for o, p, e in _commits(enc, sym, None)]
+    return and_(every(enc, holds), every(enc, kept), *shape)
+
+
+def candidates_past_commits(enc: Encoding, sym: Sym) -> Term:
+    """Every member of the controller's ISR and ELR has reached the leader epoch of every
+    commit: the committing leader's Maximal ISR covered them, each fetching in that epoch."""
+    group = candidates(enc, sym)
+
+    def past(c: int) -> Term:
+        r = rep(sym, c)
+        return implies(and_(enc.sets.has(group, c), r.present), _past_commits(enc, sym, r))
+
+    return and_(
+        every(enc, past),
+        *(implies(premise, epoch <= sym.cur.le) for _, premise, epoch in _commits(enc, sym, None)),
+    )
+
+
 def rejoined_caught_up(enc: Encoding, sym: Sym) -> Term:
     """`_rejoined` of every two copies of the metadata in the state."""
     if not _views_only_advance(enc):
@@ -1137,6 +1229,10 @@ QUORUM: tuple[Invariant, ...] = (
     Invariant("stale_leaders_alone", stale_leaders_alone, "stale leaders come back alone"),
     Invariant("same_epoch_isr", same_epoch_isr, "the ISR grows only by its leader's proposals"),
     Invariant("rejoined_caught_up", rejoined_caught_up, "a replica rejoins the ISR caught up"),
+    Invariant("leaders_hold_commits", leaders_hold_commits, "leaders hold older leaders' commits"),
+    Invariant(
+        "candidates_past_commits", candidates_past_commits, "ISR, ELR reached every commit's epoch"
+    ),
 )
 
 
@@ -1522,6 +1618,15 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     return and_(*parts)
 
 
+def _designated_past_commits(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
+    """`candidates_past_commits` and `leaders_hold_commits` for the record's leader until it
+    reaches the record's epoch, over the commits of leaders of that epoch or older."""
+    r = rep(sym, x)
+    coming = and_(eq(snap.leader, x), r.present, r.view.le < snap.le)
+    held = and_(_past_commits(enc, sym, r, snap.le), _holds_commits(enc, sym, r, snap.le))
+    return implies(coming, held)
+
+
 def _rejoined_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`rejoined_caught_up` between the record and every copy of the metadata in the state."""
     if not _views_only_advance(enc):
@@ -1639,6 +1744,9 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         "designated_lagging", _designated_lagging, "its leader, behind, was in older ISRs"
     ),
     _per_broker_fact("designated_keeps", _designated_keeps, "its leader keeps the committed log"),
+    _per_broker_fact(
+        "designated_past_commits", _designated_past_commits, "its leader holds older commits"
+    ),
     Fact("same_epoch_record", _same_epoch_record, "a leader's epoch grows by its proposals"),
     Fact("rejoined", _rejoined_record, "a replica rejoins its ISR caught up"),
     PairFact(

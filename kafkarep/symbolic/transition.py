@@ -292,7 +292,14 @@ def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
     committed = tuple(
         ite(and_(extend, g.thwm <= o, o < offset), r.log[o], c) for o, c in enumerate(g.committed)
     )
-    ghost = Ghost(ite(extend, offset, g.thwm), committed, tuple(pos), ack_below, hwm_below)
+    le = r.view.le
+    committed_in = tuple(
+        ite(and_(advance, r.hwm <= o, o < offset, or_(g.thwm <= o, le < c)), le, c)
+        for o, c in enumerate(g.committed_in)
+    )
+    ghost = Ghost(
+        ite(extend, offset, g.thwm), committed, tuple(pos), ack_below, hwm_below, committed_in
+    )
     r = r._replace(hwm=ite(advance, offset, r.hwm), unacked=unacked, recv=tuple(recv))
     return with_replica(sym, broker, r)._replace(ghost=ghost)
 
