@@ -89,25 +89,25 @@ def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Path]]
     level: list[tuple[ClusterState, Path]] = [(start, Path({}))]
     for d in range(depth + 1):
         following = []
-        for state, locs in level:
-            yield state, locs
+        for state, path in level:
+            yield state, path
             if d == depth:
                 continue
             for action, after in successors(cfg, state):
-                after_locs = written(state, after, action, locs)
-                key = (after, after_locs.key())
+                after_path = written(state, after, action, path)
+                key = (after, after_path.key())
                 if key not in seen:
                     seen.add(key)
-                    following.append((after, after_locs))
+                    following.append((after, after_path))
         level = following
 
 
 def check_state(
-    enc: Encoding, rel: Relation, state: ClusterState, locs: Path
+    enc: Encoding, rel: Relation, state: ClusterState, path: Path
 ) -> tuple[int, int, list[Disagreement]]:
     cfg = enc.cfg
     problems: list[Disagreement] = []
-    before = project(enc, state, locs)
+    before = project(enc, state, path)
     for name, clause in CLAUSES.items():
         symbolic = clause(enc, before)
         concrete = concrete_clause(name)(cfg, state) is None
@@ -141,7 +141,7 @@ def check_state(
         problems.append(Disagreement(state, action, "enabled symbolically, not concretely"))
     for action in expected.keys() & got.keys():
         after = expected[action]
-        want = comparable(project(enc, after, written(state, after, action, locs)))
+        want = comparable(project(enc, after, written(state, after, action, path)))
         have = comparable(got[action])
         if have != want:
             problems.append(Disagreement(state, action, difference(have, want)))
@@ -164,9 +164,9 @@ def check(cfg: ModelConfig, depth: int, limit: int = 0) -> Agreement:
     rel = Relation(enc)
     states = evaluations = enabled = 0
     problems: list[Disagreement] = []
-    for state, locs in explore(cfg, depth):
+    for state, path in explore(cfg, depth):
         states += 1
-        e, n, found = check_state(enc, rel, state, locs)
+        e, n, found = check_state(enc, rel, state, path)
         evaluations += e
         enabled += n
         problems.extend(found)
@@ -212,8 +212,8 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
             probes.append((instance, arg, instance.guard(x, arg), instance.update(x, arg)))
     problems: list[Disagreement] = []
     enabled = 0
-    for number, (state, locs) in enumerate(visited):
-        before = project(enc, state, locs)
+    for number, (state, path) in enumerate(visited):
+        before = project(enc, state, path)
         fixed = z3.Solver()
         fixed.add(*enc.equal(x, pad(enc, before)))
         if fixed.check() != z3.sat:
@@ -231,7 +231,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
                 continue
             seen[action] = after
             concrete = expected[action]
-            want = project(enc, concrete, written(state, concrete, action, locs))
+            want = project(enc, concrete, written(state, concrete, action, path))
             have = enc.evaluate(model, after)
             have = have._replace(hist=have.hist[: want.cur.pe])
             if comparable(have) != comparable(want):
@@ -240,7 +240,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
             problems.append(Disagreement(state, action, "Z3: enabled concretely only"))
         enabled += len(seen)
         if number < exact and seen:
-            problems.extend(_only_successors(enc, x, before, state, locs, expected, seen))
+            problems.extend(_only_successors(enc, x, before, state, path, expected, seen))
     return Z3Agreement(len(visited), enabled, time.monotonic() - started, tuple(problems))
 
 
@@ -253,7 +253,7 @@ def _only_successors(
     x: Sym,
     before: Sym,
     state: ClusterState,
-    locs: Path,
+    path: Path,
     expected: dict[Action, ClusterState],
     seen: dict[Action, Sym],
 ) -> list[Disagreement]:
@@ -265,7 +265,7 @@ def _only_successors(
     problems = []
     for k, (action, update) in enumerate(seen.items()):
         concrete = expected[action]
-        want = pad(enc, project(enc, concrete, written(state, concrete, action, locs)))
+        want = pad(enc, project(enc, concrete, written(state, concrete, action, path)))
         y = enc.fresh(f"y{k}")
         solver.push()
         solver.add(*enc.equal(y, update))
@@ -319,9 +319,9 @@ def check_invariants(
     history = invariants.FACTS + invariants.QUORUM_FACTS if facts is None else facts
     found: dict[str, Unsound] = {}
     states = 0
-    for state, locs in explore(cfg, depth):
+    for state, path in explore(cfg, depth):
         states += 1
-        sym = project(enc, state, locs)
+        sym = project(enc, state, path)
         for inv in chosen:
             if inv.name not in found and inv.holds(enc, sym) is not True:
                 found[inv.name] = Unsound(inv.name, state)
@@ -378,8 +378,8 @@ def free_elections_cover(cfg: ModelConfig, depth: int, limit: int = 0) -> Cover:
     steps = widened = 0
     problems: list[Disagreement] = []
     solver = z3.Solver()
-    for state, locs in visited:
-        before = pad(exact, project(exact, state, locs))
+    for state, path in visited:
+        before = pad(exact, project(exact, state, path))
         for precise, loose in zip(exact_rel.instances, free_rel.instances, strict=True):
             for arg in exact_rel.domain(precise, before):
                 if precise.guard(before, arg) is not True:

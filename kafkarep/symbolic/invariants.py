@@ -1117,7 +1117,7 @@ def _elr(enc: Encoding, snap: Snap) -> Term:
     return enc.sets.union(snap.elr, snap.lke)
 
 
-def _commits(enc: Encoding, sym: Sym, floor: Term | None) -> list[tuple[int, Term, Term]]:
+def _commits(sym: Sym, floor: Term | None) -> list[tuple[int, Term, Term]]:
     """(offset, premise, leader epoch) of each committed record a leader of epoch `floor` or
     older committed (moved its HWM past; any committed record if no floor)."""
     g = sym.ghost
@@ -1128,22 +1128,22 @@ def _commits(enc: Encoding, sym: Sym, floor: Term | None) -> list[tuple[int, Ter
     return out
 
 
-def _holds_commits(enc: Encoding, sym: Sym, r: Rep, floor: Term) -> Term:
+def _holds_commits(sym: Sym, r: Rep, floor: Term) -> Term:
     """The replica holds every record committed by a leader of epoch `floor` or older."""
     g = sym.ghost
     return and_(
         *(
             implies(premise, and_(o < r.leo, eq(r.log[o], g.committed[o])))
-            for o, premise, _ in _commits(enc, sym, floor)
+            for o, premise, _ in _commits(sym, floor)
         )
     )
 
 
-def _past_commits(enc: Encoding, sym: Sym, r: Rep, floor: Term | None = None) -> Term:
+def _past_commits(sym: Sym, r: Rep, floor: Term | None = None) -> Term:
     """The replica has reached the leader epoch of every commit (by a leader of epoch `floor`
     or older)."""
     return and_(
-        *(implies(premise, r.view.le >= epoch) for _, premise, epoch in _commits(enc, sym, floor))
+        *(implies(premise, r.view.le >= epoch) for _, premise, epoch in _commits(sym, floor))
     )
 
 
@@ -1156,7 +1156,7 @@ def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
 
     def holds(b: int) -> Term:
         r = rep(sym, b)
-        return implies(and_(r.present, eq(r.role, LEADER)), _holds_commits(enc, sym, r, r.view.le))
+        return implies(and_(r.present, eq(r.role, LEADER)), _holds_commits(sym, r, r.view.le))
 
     def kept(b: int) -> Term:
         # a diverging response such a leader sent keeps those records
@@ -1167,12 +1167,12 @@ def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
         return and_(
             *(
                 implies(and_(awaited, premise, o < r.leo, eq(r.log[o], g.committed[o])), o < at)
-                for o, premise, _ in _commits(enc, sym, f.le)
+                for o, premise, _ in _commits(sym, f.le)
             )
         )
 
     # a leader's epoch is at least its records'
-    shape = [implies(p, e >= g.committed[o]) for o, p, e in _commits(enc, sym, None)]
+    shape = [implies(p, e >= g.committed[o]) for o, p, e in _commits(sym, None)]
     return and_(every(enc, holds), every(enc, kept), *shape)
 
 
@@ -1183,11 +1183,11 @@ def candidates_past_commits(enc: Encoding, sym: Sym) -> Term:
 
     def past(c: int) -> Term:
         r = rep(sym, c)
-        return implies(and_(enc.sets.has(group, c), r.present), _past_commits(enc, sym, r))
+        return implies(and_(enc.sets.has(group, c), r.present), _past_commits(sym, r))
 
     return and_(
         every(enc, past),
-        *(implies(premise, epoch <= sym.cur.le) for _, premise, epoch in _commits(enc, sym, None)),
+        *(implies(premise, epoch <= sym.cur.le) for _, premise, epoch in _commits(sym, None)),
     )
 
 
@@ -1623,7 +1623,7 @@ def _designated_past_commits(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Ter
     reaches the record's epoch, over the commits of leaders of that epoch or older."""
     r = rep(sym, x)
     coming = and_(eq(snap.leader, x), r.present, r.view.le < snap.le)
-    held = and_(_past_commits(enc, sym, r, snap.le), _holds_commits(enc, sym, r, snap.le))
+    held = and_(_past_commits(sym, r, snap.le), _holds_commits(sym, r, snap.le))
     return implies(coming, held)
 
 
