@@ -260,7 +260,7 @@ def test_a_wrong_invariant_is_caught_by_broker_ones_step() -> None:
     # only broker 1's steps are taken: its own, and the controller's events about it (elections
     # being free for induction, no step reads the order of the replica list)
     def steps(family: str) -> set[tuple[int, object]]:
-        return {(probe[0].actor, probe[0].fixed) for probe in p._context(family, together)[2]}
+        return {(q.instance.actor, q.instance.fixed) for q in p._context(family, together)[1]}
 
     assert steps("produce") == {(1, None)} and steps("fetch") == {(1, 2), (1, 3)}
     assert steps("fence") == {(0, 1)} and steps("handle_alter_partition") == {(0, 1)}

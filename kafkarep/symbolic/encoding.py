@@ -428,6 +428,22 @@ class Encoding:
             for x, y, s in zip(a, b, SORTS[spec], strict=True):
                 yield from self.equal(x, y, s)
 
+    def leaves(self, value: Any, spec: Any = Sym) -> Iterator[Term]:
+        """The scalar parts of a value (booleans and integers), in a fixed order: a broker set
+        by its bits, an epoch set by its slots. Two values of a sort have aligned leaves."""
+        if spec in ("b", "i"):
+            yield value
+        elif spec == "s":
+            yield from self.sets.bits(value)
+        elif spec == "E":
+            yield from ops.epoch_slots(value, self.r)
+        elif isinstance(spec, tuple):
+            for x in value:
+                yield from self.leaves(x, spec[1])
+        else:
+            for x, s in zip(value, SORTS[spec], strict=True):
+                yield from self.leaves(x, s)
+
     def evaluate(self, model: z3.ModelRef, value: Any, spec: Any = Sym) -> Any:
         """A model's values for a symbolic value: Python values."""
         if spec == "b":

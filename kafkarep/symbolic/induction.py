@@ -122,7 +122,24 @@ class Obligation(NamedTuple):
 # What any two records of the metadata log satisfy, given the pre-state and the history facts.
 Pair = Callable[[Encoding, Snap, Snap, Sym, tuple[Fact, ...]], Term]
 
-Context = tuple[z3.Solver, Sym, list[tuple[Instance, Any, Term, Sym]], Snap, Snap]
+
+class Probe(NamedTuple):
+    """One step an obligation takes: its instance, argument, guard and successor, and the
+    successor as a substitution for the post-state variables."""
+
+    instance: Instance
+    arg: Any
+    guard: Term
+    after: Sym
+    successor: list[tuple[z3.ExprRef, z3.ExprRef]]
+    # the applied record's pair facts (an "h" instance): against the current registration,
+    # and against the records a history fact (and a pair fact) is about
+    applied: Term = True
+    history: Term = True
+    paired: Term = True
+
+
+Context = tuple[z3.Solver, list[Probe]]
 
 
 class Prover:
@@ -150,6 +167,14 @@ class Prover:
         self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
         self.families: dict[str, list[Instance]] = {}
         self.variants: dict[tuple[AnyFact, ...], Prover] = {}
+        # The variables every obligation is stated over: the pre-state, a post-state (replaced
+        # by each step's successor: see `_goal_term`), and the records a history fact is about.
+        self.before = self.enc.fresh("x")
+        self.after = self.enc.fresh("y")
+        self.record = self.enc.fresh("record", Snap)
+        self.second = self.enc.fresh("record2", Snap)
+        self.goals: dict[tuple[str, bool], z3.BoolRef] = {}
+        self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
         for instance in self.rel.instances:
             self.families.setdefault(instance.family, []).append(instance)
 
@@ -180,9 +205,21 @@ class Prover:
             )
         )
 
+    def _memo(self, key: tuple[Any, ...], build: Callable[[], Term]) -> Term:
+        """A term built once per process: `key` holds the objects it is about (kept alive with
+        the term, so that their ids stay theirs)."""
+        found = self.memo.get(tuple(id(k) for k in key))
+        if found is None:
+            found = (key, build())
+            self.memo[tuple(id(k) for k in key)] = found
+        return found[1]
+
     def _record(self, record: Snap, sym: Sym) -> Term:
         """What any record of the log satisfies: the history facts, against the current
         registration too; the record of the current partition epoch is that registration."""
+        return self._memo(("record", record, sym), lambda: self._build_record(record, sym))
+
+    def _build_record(self, record: Snap, sym: Sym) -> Term:
         enc = self.enc
         current = ops.implies(
             ops.eq(record.pe, sym.cur.pe), ops.and_(*enc.equal(record, sym.cur, Snap))
@@ -196,6 +233,9 @@ class Prover:
 
     def _two(self, a: Snap, b: Snap, sym: Sym) -> Term:
         """What any two records satisfy together (`pair`, and the pair facts)."""
+        return self._memo(("two", a, b, sym), lambda: self._build_two(a, b, sym))
+
+    def _build_two(self, a: Snap, b: Snap, sym: Sym) -> Term:
         out = self._paired(a, b, sym)
         if self.pair is not None:
             out = ops.and_(out, self.pair(self.enc, a, b, sym, self.facts))
@@ -207,9 +247,14 @@ class Prover:
     def _assumed(self, sym: Sym, names: frozenset[str]) -> list[Term]:
         """The strengthening assumed of the pre-state: the invariants being proved together
         (and every history fact of the current record)."""
-        out = [i.holds(self.enc, sym) for i in self.invariants if i.name in names]
-        out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
-        return out
+
+        def build() -> list[Term]:
+            out = [i.holds(self.enc, sym) for i in self.invariants if i.name in names]
+            out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
+            return out
+
+        assumed: list[Term] = self._memo(("assumed", sym, names), build)
+        return assumed
 
     def _goal(
         self, name: str, record: Snap, other: Snap, family: str = ""
@@ -313,26 +358,60 @@ class Prover:
         return taken
 
     def _context(self, family: str, together: frozenset[str]) -> Context:
-        """One solver per (family, invariant set): the pre-state, its assumptions and the steps
-        of the family's instances, shared by that family's obligations (each a push/pop)."""
+        """One solver per (family, invariant set): the pre-state's assumptions and the steps of
+        the family's instances, shared by that family's obligations (each a push/pop)."""
         key = (family, together)
         found = self.contexts.get(key)
         if found is not None:
             return found
         enc = self.enc
-        before = enc.fresh("x")
+        before = self.before
         solver = self._solver()
         for a in self._assumed(before, together):
             solver.add(ops.bool_term(a))
         probes = []
         for k, instance in enumerate(self._taken(family)):
             arg = _argument(enc, instance, k)
-            probes.append(
-                (instance, arg, instance.guard(before, arg), instance.update(before, arg))
-            )
-        context = (solver, before, probes, enc.fresh("record", Snap), enc.fresh("record2", Snap))
+            after = instance.update(before, arg)
+            probe = Probe(instance, arg, instance.guard(before, arg), after, self._successor(after))
+            if instance.arg == "h":
+                # the record applied is a record of the log: against the current one, and
+                # against the records the obligation is about
+                probe = probe._replace(
+                    applied=self._paired(arg, before.cur, before),
+                    history=self._two(self.record, arg, before),
+                    paired=self._two(self.second, arg, before),
+                )
+            probes.append(probe)
+        context = (solver, probes)
         self.contexts[key] = context
         return context
+
+    def _successor(self, after: Sym) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+        """The substitution of a successor for the post-state variables."""
+        out = []
+        for var, value in zip(self.enc.leaves(self.after), self.enc.leaves(after), strict=True):
+            if ops.const(var):
+                continue  # a field no step changes
+            if isinstance(value, bool):
+                value = z3.BoolVal(value)
+            elif isinstance(value, int):
+                value = ops.int_val(value)
+            out.append((var, value))
+        return out
+
+    def _goal_term(self, name: str, family: str) -> z3.BoolRef:
+        """What an obligation shows, over the pre- and post-state variables: built once per
+        invariant (and symmetry) and instantiated for each step by substitution, which Z3 does
+        far faster than Python builds the term again over each successor."""
+        symmetric = family in self.symmetric
+        key = (name, symmetric)
+        found = self.goals.get(key)
+        if found is None:
+            goal = self._goal(name, self.record, self.second, family)
+            found = ops.bool_term(goal(self.before, self.after))
+            self.goals[key] = found
+        return found
 
     def consecution(self, name: str, family: str, together: frozenset[str]) -> Obligation:
         key = (name, family, together)
@@ -340,27 +419,27 @@ class Prover:
             return self.done[key]
         enc = self.enc
         started = time.monotonic()
-        solver, before, probes, record, second = self._context(family, together)
-        goal = self._goal(name, record, second, family)
+        solver, probes = self._context(family, together)
+        goal = self._goal_term(name, family)
         history = name.startswith("history.")
         paired = any(f"history.{f.name}" == name for f in self.pair_facts)
         cases = []
-        for instance, arg, guard, after in probes:
-            if instance.arg == "h":
-                # the record applied is a record of the log: against the current one, and
-                # against the records the obligation is about
-                guard = ops.and_(guard, self._paired(arg, before.cur, before))
-                if history:
-                    guard = ops.and_(guard, self._two(record, arg, before))
-                if paired:
-                    guard = ops.and_(guard, self._two(second, arg, before))
-            cases.append(ops.and_(guard, ops.not_(goal(before, after))))
+        for probe in probes:
+            guard = ops.and_(
+                probe.guard,
+                probe.applied,
+                probe.history if history else True,
+                probe.paired if paired else True,
+            )
+            kept = z3.substitute(goal, *probe.successor)
+            cases.append(ops.and_(guard, ops.not_(kept)))
         status, model = self._check(solver, ops.or_(*cases))
         cti = None
         if model is not None:
-            for (instance, _, _, after), broken in zip(probes, cases, strict=True):
+            for probe, broken in zip(probes, cases, strict=True):
                 if z3.is_true(model.eval(ops.bool_term(broken), True)):
-                    cti = (enc.evaluate(model, before), instance, enc.evaluate(model, after))
+                    before = enc.evaluate(model, self.before)
+                    cti = (before, probe.instance, enc.evaluate(model, probe.after))
                     break
         result = Obligation(name, family, status, time.monotonic() - started, cti)
         self.done[key] = result
