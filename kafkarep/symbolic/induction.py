@@ -132,6 +132,7 @@ class Probe(NamedTuple):
     guard: Term
     after: Sym
     successor: list[tuple[z3.ExprRef, z3.ExprRef]]
+    keeps_current: bool  # the step leaves the controller's registration as it is
     # the applied record's pair facts (an "h" instance): against the current registration,
     # and against the records a history fact (and a pair fact) is about
     applied: Term = True
@@ -173,8 +174,10 @@ class Prover:
         self.after = self.enc.fresh("y")
         self.record = self.enc.fresh("record", Snap)
         self.second = self.enc.fresh("record2", Snap)
-        self.goals: dict[tuple[str, bool], z3.BoolRef] = {}
+        self.goals: dict[tuple[str, bool, bool], z3.BoolRef] = {}
         self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
+        self.start: Sym | None = None  # the initial states of the model's shape
+        self.start_shape: Term = True
         for instance in self.rel.instances:
             self.families.setdefault(instance.family, []).append(instance)
 
@@ -257,7 +260,7 @@ class Prover:
         return assumed
 
     def _goal(
-        self, name: str, record: Snap, other: Snap, family: str = ""
+        self, name: str, record: Snap, other: Snap, family: str = "", current: bool = True
     ) -> Callable[[Sym, Sym], Term]:
         """The proposition an obligation shows of (before, after). A history fact is shown of
         an arbitrary record that has every fact before the step, and of the new current one; a
@@ -265,7 +268,12 @@ class Prover:
         current one. Under a symmetric family (the step is broker 1's) a fact made of one
         conjunct per broker is shown for brokers 1 and 2 only: a step of broker k breaking the
         conjunct of broker j renames to broker 1's step breaking that of 1 (j = k) or, by a
-        renaming that fixes 1, that of 2."""
+        renaming that fixes 1, that of 2.
+
+        Without `current` (the step keeps the controller's registration) a history fact is
+        shown of the arbitrary record only: the current registration is one of the records that
+        have every fact before the step, so a step breaking the fact of it breaks it of that
+        arbitrary record too (the record chosen equal to it)."""
         enc = self.enc
         only = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
         if only is not None:
@@ -297,7 +305,9 @@ class Prover:
             def kept(before: Sym, after: Sym) -> Term:
                 return ops.implies(
                     self._record(record, before),
-                    ops.and_(holds(enc, record, after), holds(enc, after.cur, after)),
+                    ops.and_(
+                        holds(enc, record, after), holds(enc, after.cur, after) if current else True
+                    ),
                 )
 
             return kept
@@ -333,11 +343,15 @@ class Prover:
             return self.done[key]
         enc = self.enc
         started = time.monotonic()
-        isr, leader, fenced = enc.sets.var("i.isr"), z3.Int("i.leader"), enc.sets.var("i.fenced")
-        state = initial(enc, isr, leader, fenced)
-        goal = self._goal(name, enc.fresh("record", Snap), enc.fresh("record2", Snap))
+        if self.start is None:
+            isr, leader = enc.sets.var("i.isr"), z3.Int("i.leader")
+            fenced = enc.sets.var("i.fenced")
+            self.start = initial(enc, isr, leader, fenced)
+            self.start_shape = ops.bool_term(shape_constraint(enc, isr, leader, fenced))
+        state = self.start
+        goal = self._goal(name, self.record, self.second)
         solver = self._solver()
-        solver.add(ops.bool_term(shape_constraint(enc, isr, leader, fenced)))
+        solver.add(self.start_shape)
         status, model = self._check(solver, ops.not_(goal(state, state)))
         cti = None
         if model is not None:
@@ -373,7 +387,9 @@ class Prover:
         for k, instance in enumerate(self._taken(family)):
             arg = _argument(enc, instance, k)
             after = instance.update(before, arg)
-            probe = Probe(instance, arg, instance.guard(before, arg), after, self._successor(after))
+            guard = instance.guard(before, arg)
+            same = all(map(_same, enc.leaves(before.cur, Snap), enc.leaves(after.cur, Snap)))
+            probe = Probe(instance, arg, guard, after, self._successor(after), same)
             if instance.arg == "h":
                 # the record applied is a record of the log: against the current one, and
                 # against the records the obligation is about
@@ -400,15 +416,15 @@ class Prover:
             out.append((var, value))
         return out
 
-    def _goal_term(self, name: str, family: str) -> z3.BoolRef:
+    def _goal_term(self, name: str, family: str, current: bool) -> z3.BoolRef:
         """What an obligation shows, over the pre- and post-state variables: built once per
         invariant (and symmetry) and instantiated for each step by substitution, which Z3 does
         far faster than Python builds the term again over each successor."""
         symmetric = family in self.symmetric
-        key = (name, symmetric)
+        key = (name, symmetric, current)
         found = self.goals.get(key)
         if found is None:
-            goal = self._goal(name, self.record, self.second, family)
+            goal = self._goal(name, self.record, self.second, family, current)
             found = ops.bool_term(goal(self.before, self.after))
             self.goals[key] = found
         return found
@@ -420,7 +436,6 @@ class Prover:
         enc = self.enc
         started = time.monotonic()
         solver, probes = self._context(family, together)
-        goal = self._goal_term(name, family)
         history = name.startswith("history.")
         paired = any(f"history.{f.name}" == name for f in self.pair_facts)
         cases = []
@@ -431,6 +446,7 @@ class Prover:
                 probe.history if history else True,
                 probe.paired if paired else True,
             )
+            goal = self._goal_term(name, family, not probe.keeps_current)
             kept = z3.substitute(goal, *probe.successor)
             cases.append(ops.and_(guard, ops.not_(kept)))
         status, model = self._check(solver, ops.or_(*cases))
@@ -541,6 +557,13 @@ def _discharge(job: tuple[tuple[str, list[str]], frozenset[str]]) -> list[Outcom
         before, instance, after = o.cti
         out.append((o.status, o.seconds, (before, prover.families[family].index(instance), after)))
     return out
+
+
+def _same(a: Term, b: Term) -> bool:
+    """Two leaves are the same term (or the same constant)."""
+    if ops.const(a) or ops.const(b):
+        return type(a) is type(b) and bool(a == b)
+    return bool(a.eq(b))
 
 
 def _argument(enc: Encoding, instance: Instance, k: int) -> Any:
