@@ -485,17 +485,22 @@ class Prover:
         self, names: list[str], together: frozenset[str], workers: int
     ) -> None:
         """Fill the cache with every obligation not in it yet, from worker processes (forked:
-        each builds its own prover for the same model and invariants). A job is one family's
-        obligations (they share that family's solver), the families with the most steps taken
-        first; the initiation obligations are one more job."""
+        each builds its own prover for the same model and invariants). A job is a few of one
+        family's obligations (they share that family's solver in a worker); the heaviest, the
+        per-broker history facts (each states something of every broker), go first and alone,
+        so that no long one is left to run while the other workers idle."""
+        heavy = {f"history.{f.name}" for f in self.facts if f.by is not None}
         jobs: list[tuple[str, list[str]]] = []
+        families = sorted(self.families, key=lambda f: -len(self._taken(f)))
+        for family in families:
+            todo = [n for n in names if n in heavy and (n, family, together) not in self.done]
+            jobs.extend((family, [n]) for n in todo)
+        for family in families:
+            todo = [n for n in names if n not in heavy and (n, family, together) not in self.done]
+            jobs.extend((family, todo[k : k + _CHUNK]) for k in range(0, len(todo), _CHUNK))
         initial = [n for n in names if (n, "initial") not in self.done]
         if initial:
             jobs.append(("initial", initial))
-        for family in sorted(self.families, key=lambda f: -len(self._taken(f))):
-            todo = [n for n in names if (n, family, together) not in self.done]
-            if todo:
-                jobs.append((family, todo))
         if len(jobs) < 2:
             return
         global _TEMPLATE
@@ -519,6 +524,9 @@ class Prover:
         finally:
             _TEMPLATE = None
 
+
+# Obligations per job of light ones (a job's result comes back to the parent at its end).
+_CHUNK = 8
 
 # The prover a worker process copies (set in the parent just before forking).
 _TEMPLATE: Prover | None = None

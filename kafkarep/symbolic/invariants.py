@@ -1695,6 +1695,19 @@ def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     if not _views_only_advance(enc):
         return True
     s = enc.sets
+    group, behind = _candidates_behind(enc, a, sym)
+    within = and_(
+        s.subset(s.union(b.isr, b.elr), group),
+        s.subset(b.lke, s.union(group, s.bit(-1))),  # Kafka remembers a leader of -1 too
+        _leader_within(enc, b.leader, group),
+    )
+    return implies(behind, within)
+
+
+def _candidates_behind(enc: Encoding, a: Snap, sym: Sym) -> tuple[Term, Term]:
+    """A record's ISR, ELR and last known leaders, and whether its leader has not applied it
+    (nor a later record) and none of them has reached a later leader epoch."""
+    s = enc.sets
     group = s.union(a.isr, a.elr, a.lke)
     behind = and_(
         *(
@@ -1705,15 +1718,25 @@ def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
             for m in brokers(enc)
         )
     )
-    leader_within = or_(
-        eq(b.leader, -1), *(and_(eq(b.leader, m), s.has(group, m)) for m in brokers(enc))
+    return group, behind
+
+
+def _leader_within(enc: Encoding, leader: Term, group: Term) -> Term:
+    return or_(eq(leader, -1), *(and_(eq(leader, m), enc.sets.has(group, m)) for m in brokers(enc)))
+
+
+def _later_leaders_within(enc: Encoding, a: Snap, sym: Sym) -> Term:
+    """`later_within_candidates` for what names a leader of a later epoch in the state (a
+    view, a fetch response, a request, an AlterPartition response): each names one of the
+    record's candidates, as that epoch's record does."""
+    if not _views_only_advance(enc):
+        return True
+    group, behind = _candidates_behind(enc, a, sym)
+    named = (
+        implies(and_(present, le > a.le), _leader_within(enc, leader, group))
+        for present, le, leader in _epoch_carriers(enc, sym)
     )
-    within = and_(
-        s.subset(s.union(b.isr, b.elr), group),
-        s.subset(b.lke, s.union(group, s.bit(-1))),  # Kafka remembers a leader of -1 too
-        leader_within,
-    )
-    return implies(behind, within)
+    return implies(behind, and_(*named))
 
 
 _COMPLETENESS = ("leader_completeness", "leader_candidate_completeness")
@@ -1763,6 +1786,11 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         "later_within_candidates",
         _later_within_candidates,
         "later records keep to its candidates until one reaches its epoch",
+    ),
+    Fact(
+        "later_leaders_within",
+        _later_leaders_within,
+        "what names a later leader names one of its candidates until one reaches its epoch",
     ),
     PairFact(
         "lacking_leader_left_by",
