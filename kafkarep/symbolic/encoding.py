@@ -265,7 +265,8 @@ class Encoding:
         # A faster, smaller relation for finding violations: a broker applying metadata always
         # jumps to the latest record (fewer behaviours, so what it finds is real; not a proof).
         self.latest_metadata = False
-        self.history: Callable[[Encoding, Snap, Sym], Term] | None = None
+        # what a record a broker applies satisfies: (enc, record, state, broker) -> term
+        self.history: Callable[[Encoding, Snap, Sym, int], Term] | None = None
         # Induction may over-approximate the controller's elections: the new leader is any
         # eligible replica, not the first in replica order (`controller.elect_leader`). Every
         # step of the exact relation is a step of this one, so what is inductive here is

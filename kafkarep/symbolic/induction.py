@@ -46,6 +46,10 @@ class Fact(NamedTuple):
     holds: Callable[[Encoding, Snap, Sym], Term]
     doc: str
     by: Callable[[Encoding, Snap, Sym, int], Term] | None = None
+    # False: the obligations of the other one-record facts do not assume it of their record
+    # (only its own, the pair facts' and a broker applying the record do); assuming less is
+    # sound, and a large fact no other needs then costs them nothing
+    shared: bool = True
 
 
 class PairFact(NamedTuple):
@@ -160,12 +164,14 @@ class Prover:
         self.facts = tuple(f for f in facts if isinstance(f, Fact))
         self.pair_facts = tuple(f for f in facts if isinstance(f, PairFact))
         self.pair = pair  # what any two records of the log satisfy (derived from the facts)
-        self.enc.history = self._facts
+        self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
+        self.enc.history = self._applied
         self.rel = Relation(self.enc)
         self.symmetric = symmetric_families(self.enc)
         self.timeout = timeout
         self.done: dict[tuple[Any, ...], Obligation] = {}
         self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
+        self.probes: dict[str, list[Probe]] = {}
         self.families: dict[str, list[Instance]] = {}
         self.variants: dict[tuple[AnyFact, ...], Prover] = {}
         # The variables every obligation is stated over: the pre-state, a post-state (replaced
@@ -175,7 +181,6 @@ class Prover:
         self.record = self.enc.fresh("record", Snap)
         self.second = self.enc.fresh("record2", Snap)
         self.goals: dict[tuple[str, bool, bool], z3.BoolRef] = {}
-        self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
         self.start: Sym | None = None  # the initial states of the model's shape
         self.start_shape: Term = True
         for instance in self.rel.instances:
@@ -192,8 +197,37 @@ class Prover:
             self.variants[facts] = variant
         return variant
 
-    def _facts(self, enc: Encoding, snap: Snap, sym: Sym) -> Term:
-        return ops.and_(*(f.holds(enc, snap, sym) for f in self.facts))
+    def _facts(self, snap: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
+        """The history facts of a record: all of them, or, for the obligation of the fact
+        `own`, the shared ones and `own` (with `trim`, for brokers 1 and 2 only)."""
+        return ops.and_(
+            *(
+                self._fact(f, snap, sym, trim and f is own)
+                for f in self.facts
+                if own is None or f.shared or f is own
+            )
+        )
+
+    def _applied(self, enc: Encoding, snap: Snap, sym: Sym, broker: int) -> Term:
+        """What a record a broker applies satisfies: the history facts, the per-broker ones
+        about that broker only (the others are about what other brokers would do on applying
+        it; assuming less of the record, the relation has more steps: sound)."""
+        return ops.and_(
+            *(
+                f.holds(enc, snap, sym) if f.by is None else f.by(enc, snap, sym, broker)
+                for f in self.facts
+            )
+        )
+
+    def _fact(self, f: Fact, snap: Snap, sym: Sym, trim: bool) -> Term:
+        enc = self.enc
+        by = f.by
+        if trim and by is not None:
+            return self._memo(
+                ("fact", f, snap, sym, trim),
+                lambda: ops.and_(by(enc, snap, sym, 1), by(enc, snap, sym, 2)),
+            )
+        return self._memo(("fact", f, snap, sym), lambda: f.holds(enc, snap, sym))
 
     def _paired(self, a: Snap, b: Snap, sym: Sym, only: PairFact | None = None) -> Term:
         """The pair facts (or one) of two records, in the order they were committed."""
@@ -217,18 +251,22 @@ class Prover:
             self.memo[tuple(id(k) for k in key)] = found
         return found[1]
 
-    def _record(self, record: Snap, sym: Sym) -> Term:
-        """What any record of the log satisfies: the history facts, against the current
-        registration too; the record of the current partition epoch is that registration."""
-        return self._memo(("record", record, sym), lambda: self._build_record(record, sym))
+    def _record(self, record: Snap, sym: Sym, own: Fact | None = None, trim: bool = False) -> Term:
+        """What any record of the log satisfies: the history facts (see `_facts`), against the
+        current registration too; the record of the current partition epoch is that
+        registration."""
+        return self._memo(
+            ("record", record, sym, own, trim),
+            lambda: self._build_record(record, sym, own, trim),
+        )
 
-    def _build_record(self, record: Snap, sym: Sym) -> Term:
+    def _build_record(self, record: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
         enc = self.enc
         current = ops.implies(
             ops.eq(record.pe, sym.cur.pe), ops.and_(*enc.equal(record, sym.cur, Snap))
         )
         return ops.and_(
-            self._facts(enc, record, sym),
+            self._facts(record, sym, own, trim),
             record.pe <= sym.cur.pe,
             current,
             self._paired(record, sym.cur, sym),
@@ -248,16 +286,16 @@ class Prover:
         return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.all_facts]
 
     def _assumed(self, sym: Sym, names: frozenset[str]) -> list[Term]:
-        """The strengthening assumed of the pre-state: the invariants being proved together
-        (and every history fact of the current record)."""
+        """The strengthening assumed of the pre-state: the invariants being proved together,
+        and the history facts of the current record but the per-broker ones (each a statement
+        about what every broker would do: large, and no help to any obligation here; assuming
+        less is sound)."""
+        out = [self._invariant(i, sym) for i in self.invariants if i.name in names]
+        out.extend(self._fact(f, sym.cur, sym, False) for f in self.facts if f.by is None)
+        return out
 
-        def build() -> list[Term]:
-            out = [i.holds(self.enc, sym) for i in self.invariants if i.name in names]
-            out.extend(f.holds(self.enc, sym.cur, sym) for f in self.facts)
-            return out
-
-        assumed: list[Term] = self._memo(("assumed", sym, names), build)
-        return assumed
+    def _invariant(self, i: Invariant, sym: Sym) -> Term:
+        return self._memo(("invariant", i, sym), lambda: i.holds(self.enc, sym))
 
     def _goal(
         self, name: str, record: Snap, other: Snap, family: str = "", current: bool = True
@@ -297,14 +335,18 @@ class Prover:
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
             holds = fact.holds
             by = fact.by
-            if by is not None and family in self.symmetric and enc.n > 2:
+            trim = by is not None and family in self.symmetric and enc.n > 2
+            if by is not None and trim:
 
                 def holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
                     return ops.and_(by(enc, snap, sym, 1), by(enc, snap, sym, 2))
 
+            # a per-broker fact shown for brokers 1 and 2 only is assumed of the record for
+            # them only: assuming less is sound, and its conjuncts about other brokers are
+            # about what those would do
             def kept(before: Sym, after: Sym) -> Term:
                 return ops.implies(
-                    self._record(record, before),
+                    self._record(record, before, fact, trim),
                     ops.and_(
                         holds(enc, record, after), holds(enc, after.cur, after) if current else True
                     ),
@@ -378,11 +420,20 @@ class Prover:
         found = self.contexts.get(key)
         if found is not None:
             return found
+        solver = self._solver()
+        for a in self._assumed(self.before, together):
+            solver.add(ops.bool_term(a))
+        context = (solver, self._probes(family))
+        self.contexts[key] = context
+        return context
+
+    def _probes(self, family: str) -> list[Probe]:
+        """The steps of the family's instances taken, from the pre-state (built once)."""
+        found = self.probes.get(family)
+        if found is not None:
+            return found
         enc = self.enc
         before = self.before
-        solver = self._solver()
-        for a in self._assumed(before, together):
-            solver.add(ops.bool_term(a))
         probes = []
         for k, instance in enumerate(self._taken(family)):
             arg = _argument(enc, instance, k)
@@ -399,9 +450,8 @@ class Prover:
                     paired=self._two(self.second, arg, before),
                 )
             probes.append(probe)
-        context = (solver, probes)
-        self.contexts[key] = context
-        return context
+        self.probes[family] = probes
+        return probes
 
     def _successor(self, after: Sym) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         """The substitution of a successor for the post-state variables."""

@@ -1410,8 +1410,8 @@ def _every_broker(by: PerBroker) -> Callable[[Encoding, Snap, Sym], Term]:
     return holds
 
 
-def _per_broker_fact(name: str, by: PerBroker, doc: str) -> Fact:
-    return Fact(name, _every_broker(by), doc, by)
+def _per_broker_fact(name: str, by: PerBroker, doc: str, shared: bool = True) -> Fact:
+    return Fact(name, _every_broker(by), doc, by, shared)
 
 
 def _applied_as_leader_by(enc: Encoding, snap: Snap, sym: Sym, b: int) -> Term:
@@ -1753,7 +1753,13 @@ _KEPT_ON_APPLY = (
 
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[AnyFact, ...] = (
-    _per_broker_fact("applied_as_leader", _applied_as_leader_by, "its leader may apply it safely"),
+    # what applying the record does is for the apply step (and for pair facts) to know
+    _per_broker_fact(
+        "applied_as_leader",
+        _applied_as_leader_by,
+        "its leader may apply it safely",
+        shared=False,
+    ),
     Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
     _per_broker_fact(
         "leader_holds", _leader_holds, "its leader holds what older leaders may commit"

@@ -679,7 +679,7 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
 
     def guard_record(sym: Sym, snap: Snap) -> Term:
         same = and_(*enc.equal(snap, sym.cur, Snap))
-        facts = enc.history(enc, snap, sym) if enc.history is not None else True
+        facts = enc.history(enc, snap, sym, broker) if enc.history is not None else True
         return and_(guard(sym, snap.pe), implies(eq(snap.pe, sym.cur.pe), same), facts)
 
     def update_record(sym: Sym, snap: Snap) -> Sym:
