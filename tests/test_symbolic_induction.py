@@ -180,20 +180,63 @@ def test_the_strengthening_discharges_what_it_was_added_for() -> None:
         assert p.consecution(name, family, together).status == "proved", (name, family)
 
 
-@pytest.mark.slow
-def test_completeness_is_proved_by_induction_for_three_brokers(tmp_path: Path) -> None:
+def completeness_is_proved(tmp_path: Path, brokers: int) -> None:
     """Leader Completeness and Leader Candidate Completeness: every obligation of the
-    strengthening (605) is discharged for the KIP-966 shape with 3 brokers."""
+    strengthening (660) is discharged for the KIP-966 shape with this many brokers."""
     summary = tmp_path / "prove.json"
     code = main(
         ["prove", "--quiet", "--no-bmc", "--property", "leader_completeness",
          "--property", "leader_candidate_completeness", "--json", str(summary),
-         "--workers", "2", "--reports", str(tmp_path), str(MODELS / "kip966_small.toml")]
+         "--brokers", str(brokers), "--workers", "2", "--reports", str(tmp_path),
+         str(MODELS / "kip966_small.toml")]
     )  # fmt: skip
     assert code == 0
     results = json.loads(summary.read_text())["models"][0]["results"]
     assert [r["status"] for r in results] == ["proved", "proved"]
-    assert all(r["obligations"] == r["obligations_proved"] > 500 for r in results)
+    assert all(r["obligations"] == r["obligations_proved"] > 600 for r in results)
+
+
+def test_completeness_is_proved_by_induction_for_three_brokers(tmp_path: Path) -> None:
+    completeness_is_proved(tmp_path, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("brokers", [4, 5])
+def test_completeness_is_proved_by_induction_for_four_and_five_brokers(
+    tmp_path: Path, brokers: int
+) -> None:
+    completeness_is_proved(tmp_path, brokers)
+
+
+def test_a_wrong_history_fact_is_caught_by_a_step_that_keeps_the_registration() -> None:
+    """A step that leaves the controller's registration as it is shows a history fact of the
+    arbitrary record only, and a per-broker fact for brokers 1 and 2 only, assumed of them
+    only: a wrong per-broker fact ('the record's leader has written nothing') still fails under
+    produce, the record being the current registration and its leader broker 1."""
+
+    def empty(enc: Any, snap: Any, sym: Any, b: int) -> Any:
+        from kafkarep.symbolic.ops import eq, implies
+
+        return implies(eq(snap.leader, b), sym.brokers[b - 1].replica.leo == 0)
+
+    def every(enc: Any, snap: Any, sym: Any) -> Any:
+        from kafkarep.symbolic.ops import and_
+
+        return and_(*(empty(enc, snap, sym, b) for b in range(1, enc.n + 1)))
+
+    wrong = Fact("leader_wrote_nothing", every, "wrong", empty, shared=False)
+    cfg = load_model(MODELS / "kip966_small.toml")
+    p = Prover(cfg, invariants.ALL_INVARIANTS, invariants.FACTS + (wrong,), 60, invariants.pair)
+    together = frozenset((*invariants.needed("min_isr_commit"), "history.leader_wrote_nothing"))
+    assert p.initiation("history.leader_wrote_nothing").status == "proved"
+    probes = p._context("produce", together)[1]
+    assert probes and all(q.keeps_current for q in probes)
+    assert not any(q.keeps_current for q in p._context("fence", together)[1])
+    obligation = p.consecution("history.leader_wrote_nothing", "produce", together)
+    assert obligation.status == "failed" and obligation.cti is not None
+    _, instance, after = obligation.cti
+    assert (instance.family, instance.actor) == ("produce", 1)
+    assert after.brokers[0].replica.leo > 0
 
 
 @pytest.mark.slow
