@@ -458,7 +458,9 @@ class Prover:
         out = []
         for var, value in zip(self.enc.leaves(self.after), self.enc.leaves(after), strict=True):
             if ops.const(var):
-                continue  # a field no step changes
+                # a field no step changes (a constant of every state: `Encoding.fixed`)
+                assert _same(var, value), f"a step changed a fixed field to {value}"
+                continue
             if isinstance(value, bool):
                 value = z3.BoolVal(value)
             elif isinstance(value, int):
