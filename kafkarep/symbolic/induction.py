@@ -220,6 +220,8 @@ class Prover:
         )
 
     def _fact(self, f: Fact, snap: Snap, sym: Sym, trim: bool) -> Term:
+        """One history fact of a record (with `trim`, a per-broker fact for brokers 1 and 2
+        only), built once per process."""
         enc = self.enc
         by = f.by
         if trim and by is not None:
@@ -333,13 +335,7 @@ class Prover:
             return both
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
-            holds = fact.holds
-            by = fact.by
-            trim = by is not None and family in self.symmetric and enc.n > 2
-            if by is not None and trim:
-
-                def holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
-                    return ops.and_(by(enc, snap, sym, 1), by(enc, snap, sym, 2))
+            trim = fact.by is not None and family in self.symmetric and enc.n > 2
 
             # a per-broker fact shown for brokers 1 and 2 only is assumed of the record for
             # them only: assuming less is sound, and its conjuncts about other brokers are
@@ -348,7 +344,8 @@ class Prover:
                 return ops.implies(
                     self._record(record, before, fact, trim),
                     ops.and_(
-                        holds(enc, record, after), holds(enc, after.cur, after) if current else True
+                        self._fact(fact, record, after, trim),
+                        self._fact(fact, after.cur, after, trim) if current else True,
                     ),
                 )
 
