@@ -1,6 +1,6 @@
 """Conformance: replay cases recorded from Kafka's own controller tests through the rules.
 
-The case format is `../shared/conformance/FORMAT.md`. A case file that cannot be read or does not
+The case format is `tests/data/conformance/FORMAT.md`. A case file that cannot be read or does not
 follow the format raises `CaseFileError` naming the file and the problem; a case whose outcome
 differs from Kafka's is a `Mismatch` per field.
 """

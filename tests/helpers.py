@@ -15,7 +15,7 @@ from kafkarep.metadata import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+DATA = ROOT / "tests" / "data"
 
 
 def reg(

@@ -1,4 +1,4 @@
-"""Every case in ../shared/conformance runs through the rules, inside pytest too."""
+"""Every case in tests/data/conformance runs through the rules, inside pytest too."""
 
 import json
 from pathlib import Path
@@ -7,9 +7,9 @@ import pytest
 
 from kafkarep.cli.main import main
 from kafkarep.conformance import check_case, load_cases
-from tests.helpers import SHARED
+from tests.helpers import DATA
 
-CASE_FILES = sorted((SHARED / "conformance").glob("*.json"))
+CASE_FILES = sorted((DATA / "conformance").glob("*.json"))
 CASES = [(path.name, case) for path in CASE_FILES for case in load_cases(path)]
 
 
@@ -28,7 +28,7 @@ def test_cli_all_pass(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_reports_a_failing_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    case = json.loads((SHARED / "conformance" / "alter_partition.json").read_text())[0]
+    case = json.loads((DATA / "conformance" / "alter_partition.json").read_text())[0]
     case["expect"]["after"]["partition_epoch"] = 9
     path = tmp_path / "wrong.json"
     path.write_text(json.dumps([case]))

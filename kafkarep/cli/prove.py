@@ -1,11 +1,14 @@
 """`kafkarep prove MODEL... [--property P] [--depth K] [--json FILE]`: prove the properties by
 induction with Z3, or find a violation by bounded model checking.
 
-Per property: `proved` (method induction), `violated` (a trace the concrete rules replay:
-`kafkarep replay` confirms it), or `unknown` (an obligation failed or timed out, named; BMC found
-nothing within the depth). Exit 0 when every model meets its [expect] (holds: every property
-proved; violates: each named property violated), 1 when one does not, 2 for bad input, 3 for an
-internal error.
+First, the symbolic relation is compared with the concrete rules on every state of a bounded
+exploration of the model (`--agreement-depth`); if they disagree anywhere, every property is
+`disagrees` and nothing is proved or searched. Then, per property: `proved` (method induction),
+`violated` (a trace the concrete rules replay: `kafkarep replay` confirms it), or `unknown` (an
+obligation failed or timed out, named; BMC found nothing within the depth). Exit 0 when every
+model meets its [expect] (holds: every property proved; violates: each named property violated),
+1 when one does not (a disagreement included), 2 for bad input or a model prove does not encode,
+3 for an internal error.
 """
 
 from __future__ import annotations
@@ -62,6 +65,14 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="bounded model checking from every initial state of the model's shape "
         "(default: from the model's initial state)",
+    )
+    parser.add_argument(
+        "--agreement-depth",
+        type=int,
+        default=None,
+        metavar="K",
+        help="compare the encoding with the rules on every state to depth K first (default "
+        "[prove] agreement_depth, else until 1,000 states and no new action family)",
     )
     parser.add_argument("--no-induction", action="store_true", help="bounded model checking only")
     parser.add_argument(
@@ -143,8 +154,9 @@ def judge(cfg: ModelConfig, results: list[Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafkarep.symbolic.encoding import AbstractionError
+    from kafkarep.symbolic.encoding import AbstractionError, Encoding
     from kafkarep.symbolic.prove import Settings, prove_property, prover_for
+    from kafkarep.symbolic.transition import Relation
 
     console = Console(width=160)
     for value, flag in (
@@ -154,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
     ):
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be positive")
+    if args.agreement_depth is not None and args.agreement_depth < 0:
+        raise UsageError("--agreement-depth must be 0 or more")
     if args.no_induction and args.no_bmc:
         raise UsageError("--no-induction and --no-bmc leave nothing to do")
     try:
@@ -179,13 +193,20 @@ def run(args: argparse.Namespace) -> int:
             reports=args.reports,
         )
         folder = args.reports / "traces" / (model_slug(cfg) + ".prove")
-        console.print(f"[bold]{cfg.path}[/bold] ({len(cfg.broker_ids)} brokers)", highlight=False)
         try:
-            prover = prover_for(cfg, settings.timeout) if settings.induction else None
+            Relation(Encoding(cfg))
         except AbstractionError as error:
-            raise UsageError(f"{cfg.path}: {error}") from None
+            raise UsageError(f"{cfg.path}: prove does not encode this model: {error}") from None
+        console.print(f"[bold]{cfg.path}[/bold] ({len(cfg.broker_ids)} brokers)", highlight=False)
+        agreed = agree(cfg, args.agreement_depth, settings.induction, console)
+        prover = None
+        if settings.induction and not agreed.disagreements:
+            prover = prover_for(cfg, settings.timeout)
         results = []
         for prop in props:
+            if agreed.disagreements:
+                results.append(disagrees(prop, agreed))
+                continue
             result = prove_property(
                 cfg,
                 prop,
@@ -209,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
                 "brokers": len(cfg.broker_ids),
                 "expectations_met": met,
                 "problems": problems,
+                "agreement": agreed.to_json(),
                 "results": [r.to_json() for r in results],
             }
         )
@@ -216,6 +238,58 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(json.dumps({"models": summary}, indent=1) + "\n")
     console.print(f"summary: {out}", highlight=False)
     return OK if met_all else EXPECTATION_NOT_MET
+
+
+def agree(cfg: ModelConfig, depth: Any, elections: bool, console: Console) -> Any:
+    """The agreement check before any verdict (`symbolic.agreement.check`), reported in one
+    line; on a disagreement, what differs, where to fix it and how the state was reached."""
+    from kafkarep.symbolic import agreement
+
+    given = _setting(cfg, "agreement_depth", depth, None)
+    result = agreement.check(cfg, None if given is None else int(given), elections=elections)
+    counts = (
+        f"depth {result.depth}, {result.states:,} states, {result.pairs:,} pairs, "
+        f"{result.enabled:,} steps"
+    )
+    if elections:
+        counts += f", {result.elections:,} elections"
+    if not result.disagreements:
+        console.print(
+            f"  agreement with the rules: [green]agrees[/green] ({counts}, {result.seconds:.1f}s)",
+            highlight=False,
+        )
+        if result.unvisited:
+            console.print(
+                f"    not compared (no state within depth {result.depth} takes them): "
+                + ", ".join(result.unvisited),
+                highlight=False,
+            )
+        return result
+    console.print(
+        f"  agreement with the rules: [red]DISAGREES[/red] ({counts}, {result.seconds:.1f}s)\n"
+        "    the encoding is not the rules here: nothing is proved or searched",
+        highlight=False,
+    )
+    for d in result.disagreements[:5]:
+        console.print(f"    {agreement.step(d.action)}: {d.problem}", highlight=False)
+        if d.action is not None:
+            console.print(f"      rules: {agreement.concrete_source(d.action)}", highlight=False)
+        if d.where:
+            console.print(f"      encoding to update: {d.where}", highlight=False)
+    if len(result.disagreements) > 5:
+        console.print(f"    ... and {len(result.disagreements) - 5} more", highlight=False)
+    trail = ", ".join(agreement.step(a) for a in result.trail) or "(the initial state)"
+    console.print(f"    the state was reached by: {trail}", highlight=False)
+    return result
+
+
+def disagrees(prop: str, agreed: Any) -> Any:
+    from kafkarep.symbolic.agreement import step
+    from kafkarep.symbolic.prove import Result
+
+    first = agreed.disagreements[0]
+    note = f"the encoding disagrees with the rules: {step(first.action)}: {first.problem}"
+    return Result(prop, "disagrees", "agreement", agreed.depth, agreed.seconds, note=note)
 
 
 def show(console: Console, cfg: ModelConfig, result: Any, folder: Path, quiet: bool) -> None:
@@ -228,6 +302,12 @@ def show(console: Console, cfg: ModelConfig, result: Any, folder: Path, quiet: b
         console.print(
             f"  {r.property}: [green]proved[/green] by induction: {done} obligations, "
             f"{r.seconds:.1f}s",
+            highlight=False,
+        )
+        return
+    if r.status == "disagrees":
+        console.print(
+            f"  {r.property}: [red]disagrees[/red]: not proved, not searched ({r.note})",
             highlight=False,
         )
         return

@@ -10,7 +10,8 @@ relation, on Python values; `z3_sample` also evaluates the Z3 terms themselves o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import properties as registry
@@ -19,10 +20,11 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState, Role
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import Encoding, Sym, comparable
-from kafkarep.symbolic.induction import PairFact
+from kafkarep.symbolic.controller import free_choice
+from kafkarep.symbolic.encoding import SORTS, Encoding, Sym, comparable
+from kafkarep.symbolic.induction import BROKER_FAMILIES, PairFact
 from kafkarep.symbolic.properties import CLAUSES
-from kafkarep.symbolic.transition import Relation
+from kafkarep.symbolic.transition import Instance, Relation
 
 
 class Path(NamedTuple):
@@ -44,6 +46,7 @@ class Disagreement(NamedTuple):
     state: ClusterState
     action: Action | None
     problem: str
+    where: str = ""  # the encoding function to update ("kafkarep/symbolic/transition.py: fetch")
 
 
 class Agreement(NamedTuple):
@@ -51,6 +54,49 @@ class Agreement(NamedTuple):
     pairs: int  # (state, instance, argument) evaluations
     enabled: int  # of which enabled: concrete steps compared
     disagreements: tuple[Disagreement, ...]
+    depth: int = 0
+    families: tuple[str, ...] = ()  # the families of the relation a compared step took
+    unvisited: tuple[str, ...] = ()  # the relation's families no compared step took
+    seconds: float = 0.0
+    trail: tuple[Action, ...] = ()  # how the first disagreeing state was reached
+    elections: int = 0  # controller steps whose free elections were compared (`Elections`)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "depth": self.depth,
+            "states": self.states,
+            "pairs": self.pairs,
+            "steps": self.enabled,
+            "election_steps": self.elections,
+            "families": list(self.families),
+            "families_not_compared": list(self.unvisited),
+            "seconds": round(self.seconds, 3),
+            "disagreements": [
+                {"action": step(d.action), "problem": d.problem, "where": d.where}
+                for d in self.disagreements
+            ],
+        }
+        if self.trail:
+            out["trail"] = [step(a) for a in self.trail]
+        return out
+
+
+def step(action: Action | None) -> str:
+    """An action as a trace shows it: 'broker 2 fetch', 'controller fence(3)'."""
+    if action is None:
+        return "the state itself"
+    return f"{action.actor_name()} {action.describe()}"
+
+
+def source(function: Any) -> str:
+    """Where a guard, update or clause is written: 'kafkarep/symbolic/transition.py: fetch'."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return repr(function)
+    path = code.co_filename.replace("\\", "/")
+    package = path.rfind("kafkarep/")
+    where = path[package:] if package >= 0 else path
+    return f"{where}: {code.co_qualname.split('.<locals>')[0]}"
 
 
 def written(before: ClusterState, after: ClusterState, action: Action, path: Path) -> Path:
@@ -82,29 +128,50 @@ def concrete_clause(name: str) -> Any:
     return next(c.check for c in prop.clauses if c.name == clause_name)
 
 
-def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Path]]:
-    """Concrete states to `depth`, each with what was recorded on the way (`Path`)."""
+class Reached(NamedTuple):
+    """A concrete state of the exploration, the path's records (`Path`), and the actions that
+    reached it from the initial state."""
+
+    state: ClusterState
+    path: Path
+    trail: tuple[Action, ...]
+
+
+def levels(cfg: ModelConfig) -> Iterator[list[Reached]]:
+    """The concrete states reachable from the model's initial state, breadth first, one list
+    per depth (a state reached along two paths that recorded different things is kept twice:
+    the projections differ)."""
     start = initial_state(cfg)
     seen: set[tuple[ClusterState, tuple[object, ...]]] = {(start, Path({}).key())}
-    level: list[tuple[ClusterState, Path]] = [(start, Path({}))]
-    for d in range(depth + 1):
+    level = [Reached(start, Path({}), ())]
+    while level:
+        yield level
         following = []
-        for state, path in level:
-            yield state, path
-            if d == depth:
-                continue
+        for state, path, trail in level:
             for action, after in successors(cfg, state):
                 after_path = written(state, after, action, path)
                 key = (after, after_path.key())
                 if key not in seen:
                     seen.add(key)
-                    following.append((after, after_path))
+                    following.append(Reached(after, after_path, (*trail, action)))
         level = following
 
 
+def explore(cfg: ModelConfig, depth: int) -> Iterator[tuple[ClusterState, Path]]:
+    """Concrete states to `depth`, each with what was recorded on the way (`Path`)."""
+    for d, level in enumerate(levels(cfg)):
+        for reached in level:
+            yield reached.state, reached.path
+        if d == depth:
+            return
+
+
 def check_state(
-    enc: Encoding, rel: Relation, state: ClusterState, path: Path
+    enc: Encoding, rel: Relation, state: ClusterState, path: Path, taken: set[str] | None = None
 ) -> tuple[int, int, list[Disagreement]]:
+    """Compare one state: every clause, and every instance of the relation on every argument.
+    Returns the evaluations, the concrete steps and the disagreements; adds to `taken` the
+    families of the steps compared."""
     cfg = enc.cfg
     problems: list[Disagreement] = []
     before = project(enc, state, path)
@@ -113,66 +180,195 @@ def check_state(
         concrete = concrete_clause(name)(cfg, state) is None
         if symbolic is not concrete:
             problems.append(
-                Disagreement(state, None, f"{name}: symbolic {symbolic}, concrete {concrete}")
+                Disagreement(
+                    state,
+                    None,
+                    f"clause {name}: symbolic {symbolic}, concrete {concrete}",
+                    source(clause),
+                )
             )
     expected: dict[Action, ClusterState] = {}
     for action, after in successors(cfg, state):
         if action in expected:
             problems.append(Disagreement(state, action, "the concrete model lists it twice"))
         expected[action] = after
-    got: dict[Action, Sym] = {}
+    got: dict[Action, tuple[Sym, Instance]] = {}
     evaluations = 0
     for instance in rel.instances:
         for arg in rel.domain(instance, before):
             evaluations += 1
             enabled = instance.guard(before, arg)
             if not isinstance(enabled, bool):
-                problems.append(Disagreement(state, None, f"{instance.label}: guard not constant"))
+                problems.append(
+                    Disagreement(
+                        state, None, f"{instance.label}: guard not constant", source(instance.guard)
+                    )
+                )
                 continue
             if not enabled:
                 continue
             action = rel.action(instance, arg, state)
             if action in got:
-                problems.append(Disagreement(state, action, "two symbolic instances enable it"))
-            got[action] = instance.update(before, arg)
+                problems.append(
+                    Disagreement(
+                        state, action, "two symbolic instances enable it", source(instance.guard)
+                    )
+                )
+            got[action] = instance.update(before, arg), instance
     for action in expected.keys() - got.keys():
-        problems.append(Disagreement(state, action, "enabled concretely, not symbolically"))
+        problems.append(
+            Disagreement(
+                state, action, "enabled concretely, not symbolically", _guard_of(rel, action)
+            )
+        )
     for action in got.keys() - expected.keys():
-        problems.append(Disagreement(state, action, "enabled symbolically, not concretely"))
+        problems.append(
+            Disagreement(
+                state, action, "enabled symbolically, not concretely", source(got[action][1].guard)
+            )
+        )
     for action in expected.keys() & got.keys():
         after = expected[action]
         want = comparable(project(enc, after, written(state, after, action, path)))
-        have = comparable(got[action])
+        update, instance = got[action]
+        if taken is not None:
+            taken.add(instance.family)
+        have = comparable(update)
         if have != want:
-            problems.append(Disagreement(state, action, difference(have, want)))
+            problems.append(
+                Disagreement(state, action, difference(have, want), source(instance.update))
+            )
     return evaluations, len(expected), problems
 
 
-def difference(have: object, want: object, path: str = "") -> str:
-    """The first field where two projections differ."""
+def _guard_of(rel: Relation, action: Action) -> str:
+    """The guard of the instance that should have enabled a concrete action."""
+    for instance in rel.instances:
+        if instance.family == action.name and instance.actor == action.actor:
+            return source(instance.guard)
+    return f"kafkarep/symbolic/transition.py: {action.name} (no instance for this actor)"
+
+
+# Fields of the symbolic state that are sequences by broker id (element k is broker k + 1) or
+# by partition epoch (element k is the record of epoch k + 1).
+_BY_BROKER = {"brokers", "regs", "reqs", "followers", "epochs", "recv"}
+
+
+def difference(have: object, want: object, path: str = "", spec: object = None) -> str:
+    """The first field where two projections differ ('brokers[1].replica.hwm: symbolic 0,
+    concrete 1'); broker sets are shown as sets."""
     if isinstance(have, tuple) and isinstance(want, tuple) and len(have) == len(want):
         names = getattr(have, "_fields", None)
+        specs = SORTS.get(type(have), ())
         for k, (a, b) in enumerate(zip(have, want, strict=True)):
             if a != b:
-                name = names[k] if names else str(k)
-                return difference(a, b, f"{path}.{name}" if path else name)
-    return f"{path or 'state'}: symbolic {have!r}, concrete {want!r}"
+                if names:
+                    where = f"{path}.{names[k]}" if path else names[k]
+                    inner = specs[k] if k < len(specs) else None
+                else:
+                    field = path.rsplit(".", 1)[-1]
+                    by_id = field in _BY_BROKER or field == "hist"
+                    where = f"{path}[{k + 1}]" if by_id else f"{path}[{k}]"
+                    inner = spec[1] if isinstance(spec, tuple) and spec[0] == "vec" else None
+                return difference(a, b, where, inner)
+    return f"{path or 'state'}: symbolic {_shown(have, spec)}, concrete {_shown(want, spec)}"
 
 
-def check(cfg: ModelConfig, depth: int, limit: int = 0) -> Agreement:
+def _shown(value: object, spec: object) -> str:
+    if spec == "s" and isinstance(value, int) and not isinstance(value, bool):
+        members = [b for b in range(-1, value.bit_length()) if b != 0 and value >> max(b, 0) & 1]
+        return "{" + ",".join(map(str, members)) + "}"
+    return repr(value)
+
+
+def concrete_source(action: Action) -> str:
+    """Where the concrete model applies an action of this family."""
+    from kafkarep.model.actions import BY_NAME
+
+    family = BY_NAME.get(action.name)
+    return source(family.apply) if family is not None else action.name
+
+
+# The default extent of the check `prove` runs first: level by level (a level is always
+# finished) until at least MIN_STATES states were compared and the last level compared a step of
+# no family the levels before it had not; or until MAX_STATES were.
+MIN_STATES = 1000
+MAX_STATES = 40_000
+
+
+def check(
+    cfg: ModelConfig,
+    depth: int | None = None,
+    limit: int = 0,
+    progress: Callable[[Agreement], None] | None = None,
+    elections: bool = False,
+) -> Agreement:
+    """Compare the relation with the concrete rules on every state of a breadth-first
+    exploration from the model's initial state: to `depth`, or by default as far as
+    MIN_STATES and MAX_STATES say. Stops after the first level with a disagreement (so the ones
+    reported are the shallowest). `progress` is called after each level. With `elections`,
+    each state's controller steps are also compared with induction's free elections
+    (`Elections.cover`)."""
+    started = time.monotonic()
     enc = Encoding(cfg)
     rel = Relation(enc)
-    states = evaluations = enabled = 0
-    problems: list[Disagreement] = []
-    for state, path in explore(cfg, depth):
-        states += 1
-        e, n, found = check_state(enc, rel, state, path)
-        evaluations += e
-        enabled += n
-        problems.extend(found)
-        if limit and states >= limit:
+    wanted = {instance.family for instance in rel.instances}
+    free = Elections(cfg) if elections else None
+    tally = _Tally(wanted)
+    for d, level in enumerate(levels(cfg)):
+        known = len(tally.taken)
+        for reached in level:
+            tally.states += 1
+            e, n, found = check_state(enc, rel, reached.state, reached.path, tally.taken)
+            tally.pairs += e
+            tally.steps += n
+            if free is not None:
+                cover = free.cover(reached.state, reached.path)
+                tally.elections += cover.steps
+                found.extend(cover.disagreements)
+            if found and not tally.problems:
+                tally.trail = reached.trail
+            for problem in found:
+                if all(problem[1:] != p[1:] for p in tally.problems):
+                    tally.problems.append(problem)
+            if limit and tally.states >= limit:
+                break
+        tally.depth = d
+        if progress is not None:
+            progress(tally.result(started))
+        if tally.problems or (limit and tally.states >= limit) or d == depth:
             break
-    return Agreement(states, evaluations, enabled, tuple(problems))
+        settled = len(tally.taken) == known or tally.taken >= wanted
+        if depth is None and (
+            tally.states >= MAX_STATES or (settled and tally.states >= MIN_STATES)
+        ):
+            break
+    return tally.result(started)
+
+
+class _Tally:
+    """What `check` has counted so far."""
+
+    def __init__(self, wanted: set[str]) -> None:
+        self.wanted = wanted
+        self.taken: set[str] = set()
+        self.states = self.pairs = self.steps = self.elections = self.depth = 0
+        self.problems: list[Disagreement] = []
+        self.trail: tuple[Action, ...] = ()
+
+    def result(self, started: float) -> Agreement:
+        return Agreement(
+            self.states,
+            self.pairs,
+            self.steps,
+            tuple(self.problems),
+            self.depth,
+            tuple(sorted(self.taken)),
+            tuple(sorted(self.wanted - self.taken)),
+            time.monotonic() - started,
+            self.trail,
+            self.elections,
+        )
 
 
 class Z3Agreement(NamedTuple):
@@ -188,8 +384,6 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
     model and Z3 evaluates the terms in it: the guards that are true must be the concrete enabled
     actions and the successors the concrete ones. For the first `exact` states a solver also
     shows that the relation (guard and successor equations) admits no other successor."""
-    import time
-
     import z3
 
     started = time.monotonic()
@@ -361,47 +555,104 @@ class Cover(NamedTuple):
     disagreements: tuple[Disagreement, ...]
 
 
-def free_elections_cover(cfg: ModelConfig, depth: int, limit: int = 0) -> Cover:
-    """On every state of a bounded exploration, each enabled step of the exact relation is a
-    step of the free one (the over-approximation is one), and every leader the free one admits
-    instead was in the ISR or ELR before the step (any replica where the exact election was
-    unclean)."""
-    import z3
+class Elections:
+    """The exact and the free relation of a model, for metadata logs of a given capacity (the
+    free election makes whether a record is appended symbolic, so the log must have room)."""
 
-    visited = list(explore(cfg, depth))
-    if limit:
-        visited = visited[:limit]
-    # a symbolic metadata log (the free election makes whether a record is appended symbolic)
-    capacity = max(s.partition.partition_epoch for s, _ in visited) + 2
-    exact, free = Encoding(cfg, capacity), Encoding(cfg, capacity, free_elections=True)
-    exact_rel, free_rel = Relation(exact), Relation(free)
-    steps = widened = 0
-    problems: list[Disagreement] = []
-    solver = z3.Solver()
-    for state, path in visited:
+    def __init__(self, cfg: ModelConfig) -> None:
+        import z3
+
+        self.cfg = cfg
+        self.solver = z3.Solver()
+        self._by_capacity: dict[int, tuple[Encoding, Encoding, Relation, Relation]] = {}
+        # what a controller step was found to do, by what the election reads (the rest of the
+        # state is carried over alike by both relations)
+        self._seen: dict[tuple[object, ...], tuple[int, Disagreement | None]] = {}
+
+    def relations(self, capacity: int) -> tuple[Encoding, Encoding, Relation, Relation]:
+        capacity = -(-capacity // 4) * 4
+        if capacity not in self._by_capacity:
+            exact = Encoding(self.cfg, capacity)
+            free = Encoding(self.cfg, capacity, free_elections=True)
+            self._by_capacity[capacity] = (exact, free, Relation(exact), Relation(free))
+        return self._by_capacity[capacity]
+
+    def cover(self, state: ClusterState, path: Path) -> Cover:
+        """Each enabled step of the exact relation in this state is a step of the free one, and
+        every leader the free one admits instead was in the ISR or ELR before the step (any
+        replica where the exact election was unclean)."""
+        exact, free, exact_rel, free_rel = self.relations(state.partition.partition_epoch + 2)
+        steps = widened = 0
+        problems: list[Disagreement] = []
         before = pad(exact, project(exact, state, path))
         for precise, loose in zip(exact_rel.instances, free_rel.instances, strict=True):
+            if precise.family in BROKER_FAMILIES:
+                continue  # a broker's own step: no election
             for arg in exact_rel.domain(precise, before):
                 if precise.guard(before, arg) is not True:
                     continue
+                key = (
+                    precise.label,
+                    arg,
+                    before.cur,
+                    before.regs,
+                    before.reqs,
+                    before.budget,
+                ) + tuple((b.status, b.epoch, b.incarnation) for b in before.brokers)
+                if key not in self._seen:
+                    self._seen[key] = self._step(free, precise, loose, before, arg, state)
+                wider, problem = self._seen[key]
                 steps += 1
-                want = precise.update(before, arg)
-                have = loose.update(before, arg)
-                action = exact_rel.action(precise, arg, state)
-                same = list(free.equal(have, want))
-                if any(t is False for t in same) or _unsat(solver, same):
-                    problems.append(Disagreement(state, action, "the free election misses it"))
-                    continue
-                other = ops.ne(have.cur.leader, want.cur.leader)
-                if isinstance(other, bool) or _unsat(solver, [other]):
-                    continue
-                widened += 1
-                # clean (from the ISR or ELR) as the exact election was, or unclean like it
-                clean = state.partition.isr | state.partition.elr
-                eligible = clean if want.cur.leader in clean else set(state.partition.replicas)
-                if not _unsat(solver, [ops.ne(have.cur.leader, e) for e in eligible]):
-                    leader = solver.model().eval(have.cur.leader, True)
-                    problems.append(Disagreement(state, action, f"the free choice elects {leader}"))
+                widened += wider
+                if problem is not None:
+                    action = exact_rel.action(precise, arg, state)
+                    problems.append(problem._replace(state=state, action=action))
+        return Cover(steps, widened, tuple(problems))
+
+    def _step(
+        self,
+        free: Encoding,
+        precise: Instance,
+        loose: Instance,
+        before: Sym,
+        arg: object,
+        state: ClusterState,
+    ) -> tuple[int, Disagreement | None]:
+        """(1 if the free step admits another leader, else 0; what is wrong with it)."""
+        solver = self.solver
+        want = precise.update(before, arg)
+        have = loose.update(before, arg)
+        if have == want:
+            return 0, None  # no election in this step: the same values
+        same = list(free.equal(have, want))
+        if any(t is False for t in same) or _unsat(solver, same):
+            return 0, Disagreement(state, None, "the free election misses it", source(free_choice))
+        other = ops.ne(have.cur.leader, want.cur.leader)
+        if isinstance(other, bool) or _unsat(solver, [other]):
+            return 0, None
+        # clean (from the ISR or ELR) as the exact election was, or unclean like it
+        clean = state.partition.isr | state.partition.elr
+        eligible = clean if want.cur.leader in clean else set(state.partition.replicas)
+        if not _unsat(solver, [ops.ne(have.cur.leader, e) for e in eligible]):
+            leader = solver.model().eval(have.cur.leader, True)
+            return 1, Disagreement(
+                state, None, f"the free choice elects {leader}", source(free_choice)
+            )
+        return 1, None
+
+
+def free_elections_cover(cfg: ModelConfig, depth: int, limit: int = 0) -> Cover:
+    """`Elections.cover` on every state of a bounded exploration."""
+    elections = Elections(cfg)
+    steps = widened = 0
+    problems: list[Disagreement] = []
+    for number, (state, path) in enumerate(explore(cfg, depth)):
+        if limit and number >= limit:
+            break
+        found = elections.cover(state, path)
+        steps += found.steps
+        widened += found.widened
+        problems.extend(found.disagreements)
     return Cover(steps, widened, tuple(problems))
 
 

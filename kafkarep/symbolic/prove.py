@@ -43,7 +43,7 @@ class Settings(NamedTuple):
 
 class Result(NamedTuple):
     property: str
-    status: str  # proved, violated, unknown
+    status: str  # proved, violated, unknown, disagrees (the encoding is not the rules: nothing ran)
     method: str  # induction, bmc, induction+bmc
     depth: int | None
     seconds: float

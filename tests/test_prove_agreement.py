@@ -1,0 +1,104 @@
+"""`kafkarep prove` checks that its encoding is the rules before any verdict: a rule changed on
+one side only gives `disagrees` and exit 1, never `proved` (nor a bounded "no violation"); the
+unchanged rules are proved."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkarep.cli.main import main
+from kafkarep.model import controller, hwm
+from kafkarep.model.actions import alter_partition
+from kafkarep.model.state import Replica
+from tests.helpers import ROOT
+
+MODEL = str(ROOT / "models" / "kip966_small.toml")
+
+
+def prove(tmp_path: Path, *flags: str) -> tuple[int, dict[str, Any]]:
+    summary = tmp_path / "prove.json"
+    argv = ["prove", MODEL, "--property", "min_isr_commit", "--quiet", "--json", str(summary)]
+    code = main([*argv, "--reports", str(tmp_path), *flags])
+    return code, json.loads(summary.read_text())["models"][0]
+
+
+def over_view_isr(replica: Replica, broker_id: int) -> int:
+    """Data plane: the leader commits over the ISR of its metadata, not its Maximal ISR."""
+    assert replica.view is not None
+    offset = replica.leo
+    for member in replica.view.isr:
+        if member != broker_id:
+            offset = min(offset, max(replica.followers[member - 1].leo, 0))
+    return offset
+
+
+def proposal_not_counted(state: Any, broker_id: int, isr: Any, recovery: Any) -> Any:
+    """AlterPartition: a proposed ISR does not widen the leader's Maximal ISR."""
+    out = real_send(state, broker_id, isr, recovery)
+    broker = out.broker(broker_id)
+    assert broker.replica is not None and broker.replica.view is not None
+    replica = broker.replica._replace(maximal_isr=broker.replica.view.isr)
+    return out.with_broker(broker_id, broker._replace(replica=replica))
+
+
+real_send = alter_partition._send
+
+CHANGES = {
+    "data plane": (hwm, "commit_offset", over_view_isr, "fetch"),
+    "alter partition": (alter_partition, "_send", proposal_not_counted, "expand_isr"),
+    # broker events: a fenced broker is unfenced before it has caught up with the metadata
+    "broker events": (controller, "caught_up", lambda state, broker: broker.initialised, "unfence"),
+}
+
+
+@pytest.mark.parametrize("area", sorted(CHANGES))
+def test_a_rule_changed_on_one_side_disagrees(
+    area: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module, name, wrong, family = CHANGES[area]
+    monkeypatch.setattr(module, name, wrong)
+    code, summary = prove(tmp_path)
+    out = capsys.readouterr().out
+    assert code == 1
+    assert [r["status"] for r in summary["results"]] == ["disagrees"]
+    assert ": proved" not in out and "no violation" not in out
+    found = summary["agreement"]["disagreements"]
+    assert found, summary["agreement"]
+    # the message names the step, the field and both values, and the encoding to update
+    first = found[0]
+    assert family in first["action"] and "symbolic" in first["problem"]
+    assert "concrete" in first["problem"] and first["where"].startswith("kafkarep/symbolic/")
+    assert "encoding to update: kafkarep/symbolic/" in out
+
+
+def test_the_unchanged_rules_agree_and_are_proved(tmp_path: Path) -> None:
+    code, summary = prove(tmp_path)
+    assert code == 0
+    assert [r["status"] for r in summary["results"]] == ["proved"]
+    agreed = summary["agreement"]
+    assert agreed["disagreements"] == [] and agreed["states"] >= 1000
+    assert agreed["election_steps"] > 0
+    assert set(agreed["families"]) >= {"fetch", "handle_alter_partition", "fence", "unfence"}
+
+
+def test_a_disagreement_also_stops_bounded_model_checking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(hwm, "commit_offset", over_view_isr)
+    code, summary = prove(tmp_path, "--no-induction", "--agreement-depth", "6")
+    assert code == 1 and summary["results"][0]["status"] == "disagrees"
+    assert summary["agreement"]["depth"] <= 6
+    assert "no violation within" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("model", ["zookeeper_unclean.toml", "kip435_plan.toml"])
+def test_a_model_prove_does_not_encode_is_one_line_exit_2(
+    model: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["prove", str(ROOT / "models" / model), "--property", "min_isr_commit"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and model in err[0] and "does not encode" in err[0]
