@@ -427,7 +427,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
             concrete = expected[action]
             want = project(enc, concrete, written(state, concrete, action, path))
             have = enc.evaluate(model, after)
-            have = have._replace(hist=have.hist[: want.cur.pe])
+            have = have._replace(hist=have.hist[: want.cur.partition_epoch])
             if comparable(have) != comparable(want):
                 problems.append(Disagreement(state, action, "Z3: " + difference(have, want)))
         for action in expected.keys() - seen.keys():
@@ -480,7 +480,7 @@ def _parts(enc: Encoding, y: Sym, want: Sym, low: int) -> Iterator[tuple[object,
 
     for field, spec in zip(Sym._fields, SORTS[Sym], strict=True):
         if field == "hist":
-            for k in range(low - 1, want.cur.pe):
+            for k in range(low - 1, want.cur.partition_epoch):
                 yield y.hist[k], want.hist[k], Snap
         else:
             yield getattr(y, field), getattr(want, field), spec

@@ -27,7 +27,7 @@ class Targets(NamedTuple):
     adding: Term
     removing: Term
     elr: Term
-    lke: Term
+    last_known_elr: Term
 
 
 class Record:
@@ -142,7 +142,7 @@ def only_member(enc: Encoding, s: Term) -> Term:
 
 
 def targets_of(p: Snap) -> Targets:
-    return Targets(p.isr, p.replicas, p.adding, p.removing, p.elr, p.lke)
+    return Targets(p.isr, p.replicas, p.adding, p.removing, p.elr, p.last_known_elr)
 
 
 def build(
@@ -163,7 +163,9 @@ def build(
     if seed:
         t = t._replace(
             elr=s.ite(completed, s.minus(t.elr, removing_before), t.elr),
-            lke=s.ite(completed, s.minus(t.lke, removing_before), t.lke),
+            last_known_elr=s.ite(
+                completed, s.minus(t.last_known_elr, removing_before), t.last_known_elr
+            ),
         )
     record = Record(enc, p)
     t = _try_election(enc, p, t, record, election, acceptable)
@@ -220,11 +222,11 @@ def apply(enc: Encoding, p: Snap, record: Record) -> Snap:
 
     return Snap(
         leader=pick("leader", p.leader),
-        le=p.le + ite(record.has("leader"), 1, 0),
-        pe=p.pe + 1,
+        leader_epoch=p.leader_epoch + ite(record.has("leader"), 1, 0),
+        partition_epoch=p.partition_epoch + 1,
         isr=pick("isr", p.isr),
         elr=pick("elr", p.elr),
-        lke=pick("lke", p.lke),
+        last_known_elr=pick("lke", p.last_known_elr),
         adding=pick("adding", p.adding),
         removing=pick("removing", p.removing),
         recovering=pick("recovering", p.recovering),
@@ -252,7 +254,7 @@ def _complete_reassignment(enc: Encoding, p: Snap, t: Targets) -> tuple[Targets,
     else:
         ready = s.subset(replica_set(enc, final_replicas), final_isr)
     completed = and_(ongoing, not_(blocked), ready)
-    done = Targets(final_isr, final_replicas, 0, 0, t.elr, t.lke)
+    done = Targets(final_isr, final_replicas, 0, 0, t.elr, t.last_known_elr)
     return (
         Targets(
             s.ite(completed, done.isr, t.isr),
@@ -260,7 +262,7 @@ def _complete_reassignment(enc: Encoding, p: Snap, t: Targets) -> tuple[Targets,
             s.ite(completed, 0, t.adding),
             s.ite(completed, 0, t.removing),
             t.elr,
-            t.lke,
+            t.last_known_elr,
         ),
         completed,
     )
@@ -278,8 +280,8 @@ def _populate_elr(enc: Encoding, p: Snap, t: Targets, unclean_shutdown: int | No
         "partition_change.unclean_shutdown_leaves_elr"
     ):
         elr = s.minus(elr, s.bit(unclean_shutdown))
-    last_known = s.minus(s.minus(s.union(candidates, t.lke), t.isr), elr)
-    return t._replace(elr=s.ite(at_min, 0, elr), lke=s.ite(at_min, 0, last_known))
+    last_known = s.minus(s.minus(s.union(candidates, t.last_known_elr), t.isr), elr)
+    return t._replace(elr=s.ite(at_min, 0, elr), last_known_elr=s.ite(at_min, 0, last_known))
 
 
 def _try_election(
@@ -322,8 +324,8 @@ def elect_leader(
     for r in candidates:
         choices.append((for_id(enc, r, valid), r, False))
     if options.elr_enabled and options.use_last_known_leader:
-        last_known = and_(s.empty(isr), s.empty(elr), eq(s.size(p.lke), 1))
-        choices.append((last_known, only_member(enc, p.lke), True))
+        last_known = and_(s.empty(isr), s.empty(elr), eq(s.size(p.last_known_elr), 1))
+        choices.append((last_known, only_member(enc, p.last_known_elr), True))
     clean_choices = len(choices)
     if election == UNCLEAN:
         for r in replicas:
@@ -374,11 +376,11 @@ def _record_elr(enc: Encoding, p: Snap, t: Targets, record: Record) -> None:
         last_known: Term = 0
     else:
         elr = s.ite(record.has("isr"), 0, t.elr)
-        last_known = s.ite(record.has("isr"), 0, t.lke)
+        last_known = s.ite(record.has("isr"), 0, t.last_known_elr)
     record.set("elr", s.ne(elr, p.elr), elr)
     if options.use_last_known_leader:
         return
-    record.set("lke", s.ne(last_known, p.lke), last_known)
+    record.set("lke", s.ne(last_known, p.last_known_elr), last_known)
 
 
 def _record_last_known_leader(enc: Encoding, p: Snap, record: Record) -> None:
@@ -386,12 +388,14 @@ def _record_last_known_leader(enc: Encoding, p: Snap, record: Record) -> None:
     if not (options.use_last_known_leader and options.elr_enabled):
         return
     s = enc.sets
-    remember = and_(record.has("isr"), s.empty(record.get("isr")), s.ne(p.lke, s.bit(p.leader)))
+    remember = and_(
+        record.has("isr"), s.empty(record.get("isr")), s.ne(p.last_known_elr, s.bit(p.leader))
+    )
     will_have_leader = or_(
         and_(record.has("leader"), record.get("leader") >= 0),
         and_(ne(p.leader, -1), or_(not_(record.has("leader")), ne(record.get("leader"), -1))),
     )
-    forget = and_(not_(remember), will_have_leader, not_(s.empty(p.lke)))
+    forget = and_(not_(remember), will_have_leader, not_(s.empty(p.last_known_elr)))
     record.set("lke", remember, s.bit(p.leader))
     record.set("lke", forget, 0)
 
@@ -450,11 +454,12 @@ def alter_partition(
     checks = [
         (area + "requester_epoch_current", Error.STALE_BROKER_EPOCH,
          eq(regs[broker - 1].epoch, req_broker_epoch)),
-        (area + "leader_epoch_not_ahead", Error.NOT_CONTROLLER, req_le <= p.le),
-        (area + "partition_epoch_not_ahead", Error.NOT_CONTROLLER, req_pe <= p.pe),
-        (area + "leader_epoch_current", Error.FENCED_LEADER_EPOCH, req_le >= p.le),
+        (area + "leader_epoch_not_ahead", Error.NOT_CONTROLLER, req_le <= p.leader_epoch),
+        (area + "partition_epoch_not_ahead", Error.NOT_CONTROLLER, req_pe <= p.partition_epoch),
+        (area + "leader_epoch_current", Error.FENCED_LEADER_EPOCH, req_le >= p.leader_epoch),
         (area + "requester_is_leader", Error.INVALID_REQUEST, eq(p.leader, broker)),
-        (area + "partition_epoch_current", Error.INVALID_UPDATE_VERSION, req_pe >= p.pe),
+        (area + "partition_epoch_current", Error.INVALID_UPDATE_VERSION,
+         req_pe >= p.partition_epoch),
         (area + "isr_within_replicas", Error.INVALID_REQUEST,
          s.subset(req_isr, replica_set(enc, p.replicas))),
         (area + "isr_includes_leader", Error.INVALID_REQUEST, s.has(req_isr, p.leader)),
@@ -581,7 +586,7 @@ def start_reassignment(
         s.ite(s.empty(adding), p.adding, adding),
         s.ite(s.empty(removing), p.removing, removing),
         p.elr,
-        p.lke,
+        p.last_known_elr,
     )
     record = build(enc, p, t, ONLINE, lambda r: active(regs, r))
     return committed(enc, p, record)
@@ -605,7 +610,7 @@ def cancel_reassignment(enc: Encoding, p: Snap, regs: tuple[Reg, ...]) -> Outcom
          else or_(s.size(back_isr) >= effective_min_isr(enc, p), unclean_topic)),
     ]  # fmt: skip
     refused, error = first_refusal(enc, checks)
-    t = Targets(back_isr, replicas, 0, 0, p.elr, p.lke)
+    t = Targets(back_isr, replicas, 0, 0, p.elr, p.last_known_elr)
     record = build(enc, p, t, UNCLEAN if unclean_topic else ONLINE, lambda r: active(regs, r))
     outcome = committed(enc, p, record)
     return Outcome(

@@ -134,10 +134,10 @@ class Concretiser:
             replicas=tuple(r for r in s.replicas if r != 0),
             isr=self.members(s.isr),
             leader=s.leader,
-            leader_epoch=s.le,
-            partition_epoch=s.pe,
+            leader_epoch=s.leader_epoch,
+            partition_epoch=s.partition_epoch,
             elr=self.members(s.elr),
-            last_known_elr=self.members(s.lke),
+            last_known_elr=self.members(s.last_known_elr),
             adding=self.members(s.adding),
             removing=self.members(s.removing),
             leader_recovery_state=_recovery(s.recovering),
@@ -150,8 +150,8 @@ class Concretiser:
             replicas=tuple(sorted(self.members(v.replicas))),
             isr=self.members(v.isr),
             leader=v.leader,
-            leader_epoch=v.le,
-            partition_epoch=v.pe,
+            leader_epoch=v.leader_epoch,
+            partition_epoch=v.partition_epoch,
             leader_recovery_state=_recovery(v.recovering),
         )
 
@@ -184,12 +184,12 @@ class Concretiser:
     def state(self, sym: Sym) -> ClusterState:
         enc = self.enc
         # a counterexample to induction may leave a non-replica's position unconstrained
-        low = max(1, min(min(b.applied for b in sym.brokers), sym.cur.pe))
+        low = max(1, min(min(b.applied for b in sym.brokers), sym.cur.partition_epoch))
         log = []
-        for pe in range(low, sym.cur.pe + 1):
-            if pe == sym.cur.pe:
+        for pe in range(low, sym.cur.partition_epoch + 1):
+            if pe == sym.cur.partition_epoch:
                 log.append(self.registration(sym.cur))
-            elif 0 <= pe - 1 < len(sym.hist) and sym.hist[pe - 1].pe == pe:
+            elif 0 <= pe - 1 < len(sym.hist) and sym.hist[pe - 1].partition_epoch == pe:
                 log.append(self.registration(sym.hist[pe - 1]))
             else:  # not kept by this encoding (induction): shown as the current one
                 log.append(self.registration(sym.cur)._replace(partition_epoch=pe))
@@ -202,8 +202,8 @@ class Concretiser:
         requests = tuple(
             AlterPartitionRequest(
                 broker=b,
-                leader_epoch=q.le,
-                partition_epoch=q.pe,
+                leader_epoch=q.leader_epoch,
+                partition_epoch=q.partition_epoch,
                 new_isr=tuple((m, q.epochs[m - 1]) for m in sorted(self.members(q.isr))),
                 leader_recovery_state=_recovery(q.recovering),
                 broker_epoch=q.broker_epoch,
@@ -223,7 +223,7 @@ class Concretiser:
             fetch = (
                 FetchResponse(
                     f.leader,
-                    f.le,
+                    f.leader_epoch,
                     f.offset,
                     f.hwm,
                     self.log(f.entries, f.offset, f.end),
@@ -240,8 +240,8 @@ class Concretiser:
                     if 0 <= a.error < len(ERRORS)
                     else Error.UNKNOWN_TOPIC_OR_PARTITION,
                     a.leader,
-                    a.le,
-                    a.pe,
+                    a.leader_epoch,
+                    a.partition_epoch,
                     self.members(a.isr),
                     _recovery(a.recovering),
                 )

@@ -59,11 +59,11 @@ class Snap(NamedTuple):
     """A partition registration (the controller's, or one in its metadata log)."""
 
     leader: Term
-    le: Term
-    pe: Term
+    leader_epoch: Term
+    partition_epoch: Term
     isr: Term
     elr: Term
-    lke: Term
+    last_known_elr: Term
     adding: Term
     removing: Term
     recovering: Term
@@ -79,8 +79,8 @@ class Reg(NamedTuple):
 
 class ApReq(NamedTuple):
     present: Term
-    le: Term
-    pe: Term
+    leader_epoch: Term
+    partition_epoch: Term
     isr: Term
     epochs: tuple[Term, ...]  # by broker id - 1: the epoch sent for a member (-1: not checked)
     recovering: Term
@@ -90,8 +90,8 @@ class ApReq(NamedTuple):
 class View(NamedTuple):
     present: Term
     leader: Term
-    le: Term
-    pe: Term
+    leader_epoch: Term
+    partition_epoch: Term
     isr: Term
     replicas: Term
     recovering: Term
@@ -123,7 +123,7 @@ class Rep(NamedTuple):
 class Fetch(NamedTuple):
     present: Term
     leader: Term
-    le: Term
+    leader_epoch: Term
     offset: Term
     hwm: Term
     end: Term
@@ -139,8 +139,8 @@ class ApResp(NamedTuple):
     req_pe: Term
     error: Term
     leader: Term
-    le: Term
-    pe: Term
+    leader_epoch: Term
+    partition_epoch: Term
     isr: Term
     recovering: Term
 
@@ -302,7 +302,7 @@ class Encoding:
             for cls in (Snap, View, ApReq, ApResp):
                 fixed[(cls, "recovering")] = False
         if not cfg.options.elr_enabled:
-            fixed.update({(Snap, "elr"): 0, (Snap, "lke"): 0})
+            fixed.update({(Snap, "elr"): 0, (Snap, "last_known_elr"): 0})
         if "controlled_shutdown" not in names:
             fixed[(Reg, "shutdown")] = False
         if not names & {"controlled_shutdown", "crash", "crash_lossy"}:

@@ -53,8 +53,9 @@ class Fact(NamedTuple):
 
 
 class PairFact(NamedTuple):
-    """A history fact of two records, a committed before b (a.pe < b.pe). Unlike `pair`, which
-    is derived from the one-record facts, it is proved: of the current registration against
+    """A history fact of two records, a committed before b (a.partition_epoch <
+    b.partition_epoch). Unlike `pair`, which is derived from the one-record facts, it is
+    proved: of the current registration against
     every older record, and kept by every action for any two records that have it."""
 
     name: str
@@ -237,8 +238,8 @@ class Prover:
         return ops.and_(
             *(
                 ops.and_(
-                    ops.implies(a.pe < b.pe, f.holds(enc, a, b, sym)),
-                    ops.implies(b.pe < a.pe, f.holds(enc, b, a, sym)),
+                    ops.implies(a.partition_epoch < b.partition_epoch, f.holds(enc, a, b, sym)),
+                    ops.implies(b.partition_epoch < a.partition_epoch, f.holds(enc, b, a, sym)),
                 )
                 for f in (self.pair_facts if only is None else (only,))
             )
@@ -265,11 +266,12 @@ class Prover:
     def _build_record(self, record: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
         enc = self.enc
         current = ops.implies(
-            ops.eq(record.pe, sym.cur.pe), ops.and_(*enc.equal(record, sym.cur, Snap))
+            ops.eq(record.partition_epoch, sym.cur.partition_epoch),
+            ops.and_(*enc.equal(record, sym.cur, Snap)),
         )
         return ops.and_(
             self._facts(record, sym, own, trim),
-            record.pe <= sym.cur.pe,
+            record.partition_epoch <= sym.cur.partition_epoch,
             current,
             self._paired(record, sym.cur, sym),
         )

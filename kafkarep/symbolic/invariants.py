@@ -74,24 +74,24 @@ def registration_shape(enc: Encoding, p: Snap) -> Term:
         eq(p.leader, -1), or_(*(and_(eq(p.leader, b), s.has(p.isr, b)) for b in brokers(enc)))
     )
     parts = [
-        p.le >= 1,
-        p.pe >= 1,
+        p.leader_epoch >= 1,
+        p.partition_epoch >= 1,
         leader_ok,
         s.subset(p.isr, replicas),
         s.subset(p.elr, replicas),
         s.empty(s.inter(p.isr, p.elr)),
-        s.subset(p.lke, s.union(replicas, s.bit(-1))),
+        s.subset(p.last_known_elr, s.union(replicas, s.bit(-1))),
         not_(p.recovering),
     ]
     if enc.cfg.options.elr_enabled:
         parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
-        parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.lke)))
+        parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.last_known_elr)))
         # the last known leader is cleared once the partition has a leader (R1.3.5)
-        parts.append(implies(ne(p.leader, -1), s.empty(p.lke)))
+        parts.append(implies(ne(p.leader, -1), s.empty(p.last_known_elr)))
         if _views_only_advance(enc):
             # the last ISR member to go moves to the ELR, which only an unclean shutdown (none
             # here) or an election empties (R1.3.2, R1.3.7): no ISR and ELR only from the start
-            parts.append(implies(s.empty(s.union(p.isr, p.elr)), eq(p.pe, 1)))
+            parts.append(implies(s.empty(s.union(p.isr, p.elr)), eq(p.partition_epoch, 1)))
     return and_(*parts)
 
 
@@ -107,17 +107,17 @@ def replicas_well_formed(enc: Encoding, sym: Sym) -> Term:
             return not_(r.present)
         return and_(
             r.present,
-            log_well_formed(enc, r.log, r.leo, v.le),
+            log_well_formed(enc, r.log, r.leo, v.leader_epoch),
             r.hwm >= 0,
             r.hwm <= r.leo,
             v.present,
             s.eq(v.replicas, replicas),
-            v.le >= 1,
-            v.le <= sym.cur.le,
-            v.pe >= 1,
-            v.pe <= sym.cur.pe,
+            v.leader_epoch >= 1,
+            v.leader_epoch <= sym.cur.leader_epoch,
+            v.partition_epoch >= 1,
+            v.partition_epoch <= sym.cur.partition_epoch,
             k.applied >= 1,
-            k.applied <= v.pe,
+            k.applied <= v.partition_epoch,
             s.subset(v.isr, replicas),
             not_(v.recovering),
             or_(
@@ -163,7 +163,7 @@ def leader_state(enc: Encoding, sym: Sym) -> Term:
             and_(
                 s.has(r.pending_isr, b),
                 s.subset(r.pending_isr, replicas),
-                r.pending_pe >= r.view.pe,
+                r.pending_pe >= r.view.partition_epoch,
             ),
             and_(s.empty(r.pending_isr), eq(r.pending_pe, 0)),
         )
@@ -217,7 +217,7 @@ def unacknowledged(enc: Encoding, sym: Sym) -> Term:
 def committed_shape(enc: Encoding, sym: Sym) -> Term:
     g = sym.ghost
     return and_(
-        log_well_formed(enc, g.committed, g.thwm, sym.cur.le),
+        log_well_formed(enc, g.committed, g.thwm, sym.cur.leader_epoch),
         every(enc, lambda b: rep(sym, b).hwm <= g.thwm),
     )
 
@@ -271,25 +271,27 @@ def holders_received(enc: Encoding, sym: Sym) -> Term:
 
 def _epoch_carriers(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term]]:
     """(present, leader epoch, leader) of everything that names a leader for an epoch."""
-    out = [(True, sym.cur.le, sym.cur.leader)]
+    out = [(True, sym.cur.leader_epoch, sym.cur.leader)]
     for b in brokers(enc):
         k = sym.brokers[b - 1]
-        out.append((k.replica.present, k.replica.view.le, k.replica.view.leader))
-        out.append((k.fetch.present, k.fetch.le, k.fetch.leader))
-        out.append((sym.reqs[b - 1].present, sym.reqs[b - 1].le, b))
-        out.append((and_(k.ap.present, eq(k.ap.error, 0)), k.ap.le, k.ap.leader))
+        out.append((k.replica.present, k.replica.view.leader_epoch, k.replica.view.leader))
+        out.append((k.fetch.present, k.fetch.leader_epoch, k.fetch.leader))
+        out.append((sym.reqs[b - 1].present, sym.reqs[b - 1].leader_epoch, b))
+        out.append((and_(k.ap.present, eq(k.ap.error, 0)), k.ap.leader_epoch, k.ap.leader))
     return out
 
 
 def _registrations(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term, Term, Term]]:
     """(present, partition epoch, leader epoch, leader, ISR) of the controller's registration
     and of every copy of one a replica acts on."""
-    out = [(True, sym.cur.pe, sym.cur.le, sym.cur.leader, sym.cur.isr)]
+    out = [(True, sym.cur.partition_epoch, sym.cur.leader_epoch, sym.cur.leader, sym.cur.isr)]
     for b in brokers(enc):
         v = rep(sym, b).view
-        out.append((v.present, v.pe, v.le, v.leader, v.isr))
+        out.append((v.present, v.partition_epoch, v.leader_epoch, v.leader, v.isr))
         a = sym.brokers[b - 1].ap
-        out.append((and_(a.present, eq(a.error, 0)), a.pe, a.le, a.leader, a.isr))
+        out.append(
+            (and_(a.present, eq(a.error, 0)), a.partition_epoch, a.leader_epoch, a.leader, a.isr)
+        )
     return out
 
 
@@ -357,12 +359,14 @@ def one_leader_per_epoch(enc: Encoding, sym: Sym) -> Term:
             for o in range(enc.r):
                 parts.append(
                     implies(
-                        and_(lead, start <= o, o < end, eq(log[o], r.view.le)),
-                        and_(o < r.leo, eq(r.log[o], r.view.le)),
+                        and_(lead, start <= o, o < end, eq(log[o], r.view.leader_epoch)),
+                        and_(o < r.leo, eq(r.log[o], r.view.leader_epoch)),
                     )
                 )
         for o in range(enc.r):
-            parts.append(implies(and_(lead, o < r.leo), eq(r.log[o] >= r.view.le, o >= r.leso)))
+            parts.append(
+                implies(and_(lead, o < r.leo), eq(r.log[o] >= r.view.leader_epoch, o >= r.leso))
+            )
     return and_(*parts)
 
 
@@ -384,7 +388,9 @@ def _logs(enc: Encoding, sym: Sym) -> list[tuple[tuple[Term, ...], Term, Term]]:
 def _awaited(r: Rep, f: Fetch) -> Term:
     """The follower still waits for this response: it follows the same leader in the same
     epoch (its log cannot have changed since it fetched)."""
-    return and_(eq(r.role, FOLLOWER), eq(r.view.leader, f.leader), eq(r.view.le, f.le))
+    return and_(
+        eq(r.role, FOLLOWER), eq(r.view.leader, f.leader), eq(r.view.leader_epoch, f.leader_epoch)
+    )
 
 
 def fetch_responses(enc: Encoding, sym: Sym) -> Term:
@@ -398,7 +404,7 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
             *(
                 ite(
                     and_(f.offset <= o, o < f.end),
-                    and_(f.entries[o] >= 1, f.entries[o] <= f.le),
+                    and_(f.entries[o] >= 1, f.entries[o] <= f.leader_epoch),
                     eq(f.entries[o], 0),
                 )
                 for o in range(enc.r)
@@ -410,7 +416,10 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
                 continue
             lr = rep(sym, m)
             current = and_(
-                eq(f.leader, m), eq(lr.role, LEADER), eq(lr.view.le, f.le), _awaited(r, f)
+                eq(f.leader, m),
+                eq(lr.role, LEADER),
+                eq(lr.view.leader_epoch, f.leader_epoch),
+                _awaited(r, f),
             )
             from_leader.append(
                 implies(
@@ -434,15 +443,18 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
                 )
             )
         leader_at_least = and_(
-            *(implies(eq(f.leader, m), rep(sym, m).view.le >= f.le) for m in brokers(enc))
+            *(
+                implies(eq(f.leader, m), rep(sym, m).view.leader_epoch >= f.leader_epoch)
+                for m in brokers(enc)
+            )
         )
         return implies(
             f.present,
             and_(
                 leader_at_least,
                 or_(*(eq(f.leader, m) for m in replicas if m != b)),
-                f.le >= 1,
-                f.le <= r.view.le,
+                f.leader_epoch >= 1,
+                f.leader_epoch <= r.view.leader_epoch,
                 implies(_awaited(r, f), eq(f.offset, r.leo)),
                 f.offset >= 0,
                 f.offset <= f.end,
@@ -452,7 +464,10 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
                 implies(
                     f.diverging,
                     and_(
-                        eq(f.end, f.offset), f.div_end >= 0, f.div_epoch >= 0, f.div_epoch <= f.le
+                        eq(f.end, f.offset),
+                        f.div_end >= 0,
+                        f.div_epoch >= 0,
+                        f.div_epoch <= f.leader_epoch,
                     ),
                 ),
                 implies(not_(f.diverging), f.hwm <= f.end),
@@ -487,18 +502,22 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
             q.present,
             and_(
                 not_(a.present),
-                q.le >= 1,
-                q.le <= sym.cur.le,
-                q.le <= r.view.le,
-                q.pe >= 1,
-                q.pe <= sym.cur.pe,
+                q.leader_epoch >= 1,
+                q.leader_epoch <= sym.cur.leader_epoch,
+                q.leader_epoch <= r.view.leader_epoch,
+                q.partition_epoch >= 1,
+                q.partition_epoch <= sym.cur.partition_epoch,
                 s.has(q.isr, b),
                 s.subset(q.isr, replicas),
                 not_(q.recovering),
                 eq(q.broker_epoch, k.epoch),
                 implies(
                     and_(eq(r.role, LEADER), r.pending),
-                    and_(s.eq(q.isr, r.pending_isr), eq(q.pe, r.pending_pe), eq(q.le, r.view.le)),
+                    and_(
+                        s.eq(q.isr, r.pending_isr),
+                        eq(q.partition_epoch, r.pending_pe),
+                        eq(q.leader_epoch, r.view.leader_epoch),
+                    ),
                 ),
                 *(
                     ite(
@@ -514,7 +533,7 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
             a.present,
             and_(
                 a.req_pe >= 1,
-                a.req_pe <= sym.cur.pe,
+                a.req_pe <= sym.cur.partition_epoch,
                 s.has(a.req_isr, b),
                 s.subset(a.req_isr, replicas),
                 implies(
@@ -525,10 +544,10 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
                     eq(a.error, 0),
                     and_(
                         eq(a.leader, b),
-                        a.le >= 1,
-                        a.le <= sym.cur.le,
-                        a.pe >= 1,
-                        a.pe <= sym.cur.pe,
+                        a.leader_epoch >= 1,
+                        a.leader_epoch <= sym.cur.leader_epoch,
+                        a.partition_epoch >= 1,
+                        a.partition_epoch <= sym.cur.partition_epoch,
                         s.has(a.isr, b),
                         s.subset(a.isr, replicas),
                         not_(a.recovering),
@@ -553,7 +572,10 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
 def can_fetch(enc: Encoding, sym: Sym, m: int, leader: int) -> Term:
     """Broker m has not moved past the leader's epoch: it may still fetch from it there."""
     c, lr = rep(sym, m), rep(sym, leader)
-    return or_(c.view.le < lr.view.le, and_(eq(c.view.le, lr.view.le), eq(c.role, FOLLOWER)))
+    return or_(
+        c.view.leader_epoch < lr.view.leader_epoch,
+        and_(eq(c.view.leader_epoch, lr.view.leader_epoch), eq(c.role, FOLLOWER)),
+    )
 
 
 def commit_bound(enc: Encoding, sym: Sym, leader: int, members: Term) -> Term:
@@ -634,7 +656,7 @@ def _accepted(enc: Encoding, sym: Sym, b: int) -> Term:
         r.pending,
         eq(r.pending_pe, a.req_pe),
         enc.sets.eq(r.pending_isr, a.req_isr),
-        eq(a.le, r.view.le),
+        eq(a.leader_epoch, r.view.leader_epoch),
     )
 
 
@@ -700,7 +722,7 @@ def followers_known(enc: Encoding, sym: Sym) -> Term:
             )
             parts.append(
                 implies(
-                    and_(known, c.view.le <= lr.view.le),
+                    and_(known, c.view.leader_epoch <= lr.view.leader_epoch),
                     and_(eq(c.role, FOLLOWER), eq(c.view.leader, b)),
                 )
             )
@@ -729,7 +751,7 @@ def pending_caught_up(enc: Encoding, sym: Sym) -> Term:
     for b in brokers(enc):
         lr = rep(sym, b)
         proposing = and_(eq(lr.role, LEADER), lr.pending)
-        parts.append(implies(proposing, eq(lr.pending_pe, lr.view.pe)))
+        parts.append(implies(proposing, eq(lr.pending_pe, lr.view.partition_epoch)))
         for m in brokers(enc):
             if m == b:
                 continue
@@ -749,13 +771,19 @@ def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
     for b in brokers(enc):
         q, r, a = sym.reqs[b - 1], rep(sym, b), sym.brokers[b - 1].ap
         current = and_(
-            eq(r.role, LEADER), eq(q.le, r.view.le), implies(not_(r.pending), q.pe < r.view.pe)
+            eq(r.role, LEADER),
+            eq(q.leader_epoch, r.view.leader_epoch),
+            implies(not_(r.pending), q.partition_epoch < r.view.partition_epoch),
         )
-        parts.append(implies(q.present, or_(q.le < r.view.le, current)))
+        parts.append(implies(q.present, or_(q.leader_epoch < r.view.leader_epoch, current)))
         parts.append(
             implies(
                 and_(a.present, eq(a.error, 0)),
-                and_(s.subset(a.isr, a.req_isr), a.pe >= a.req_pe, a.le <= r.view.le),
+                and_(
+                    s.subset(a.isr, a.req_isr),
+                    a.partition_epoch >= a.req_pe,
+                    a.leader_epoch <= r.view.leader_epoch,
+                ),
             )
         )
     return and_(*parts)
@@ -783,7 +811,7 @@ def divergence_costs_records(enc: Encoding, sym: Sym) -> Term:
             _awaited(k.replica, f),
             f.div_end >= 1,
             f.div_epoch >= 1,
-            f.div_epoch < f.le,
+            f.div_epoch < f.leader_epoch,
         )
         parts.append(implies(told, f.div_end <= written))
         for a, _, a_end in logs:
@@ -798,7 +826,10 @@ def committed_below_leader(enc: Encoding, sym: Sym) -> Term:
     return every(
         enc,
         lambda b: implies(
-            and_(eq(rep(sym, b).role, LEADER), eq(rep(sym, b).view.le, sym.cur.le)),
+            and_(
+                eq(rep(sym, b).role, LEADER),
+                eq(rep(sym, b).view.leader_epoch, sym.cur.leader_epoch),
+            ),
             sym.ghost.thwm <= imax(rep(sym, b).leso, rep(sym, b).hwm),
         ),
     )
@@ -820,7 +851,7 @@ def followed_leader_complete(enc: Encoding, sym: Sym) -> Term:
                 s.has(candidates(enc, sym), c),
                 eq(cr.role, FOLLOWER),
                 eq(lr.role, LEADER),
-                eq(lr.view.le, cr.view.le),
+                eq(lr.view.leader_epoch, cr.view.leader_epoch),
             )
             parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
     return and_(*parts)
@@ -845,7 +876,12 @@ def truncation_keeps(enc: Encoding, sym: Sym) -> Term:
             if b == c:
                 continue
             lr = rep(sym, b)
-            sender = and_(awaited, eq(f.leader, b), eq(lr.role, LEADER), eq(lr.view.le, f.le))
+            sender = and_(
+                awaited,
+                eq(f.leader, b),
+                eq(lr.role, LEADER),
+                eq(lr.view.leader_epoch, f.leader_epoch),
+            )
             for o in range(enc.r):
                 shared = and_(o < r.leo, o < lr.leo, eq(r.log[o], lr.log[o]))
                 parts.append(implies(and_(sender, shared), o < at))
@@ -862,7 +898,9 @@ def lagging_candidates(enc: Encoding, sym: Sym) -> Term:
         full = and_(present, s.size(isr) >= enc.cfg.min_isr)
         for c in brokers(enc):
             cr = rep(sym, c)
-            lagging = and_(full, cr.present, cr.view.le < le, s.has(candidates(enc, sym), c))
+            lagging = and_(
+                full, cr.present, cr.view.leader_epoch < le, s.has(candidates(enc, sym), c)
+            )
             parts.append(implies(lagging, s.has(isr, c)))
     return and_(*parts)
 
@@ -875,7 +913,7 @@ def fetched_in_epoch(enc: Encoding, sym: Sym) -> Term:
         for m in brokers(enc):
             if m != b:
                 known = and_(eq(lr.role, LEADER), lr.followers[m - 1].fetched)
-                parts.append(implies(known, rep(sym, m).view.le >= lr.view.le))
+                parts.append(implies(known, rep(sym, m).view.leader_epoch >= lr.view.leader_epoch))
     return and_(*parts)
 
 
@@ -899,7 +937,7 @@ def leaderless_fenced(enc: Encoding, sym: Sym) -> Term:
     p = sym.cur
     return and_(
         implies(
-            and_(eq(p.leader, -1), p.pe > 1),
+            and_(eq(p.leader, -1), p.partition_epoch > 1),
             and_(*(implies(s.has(p.isr, b), sym.regs[b - 1].fenced) for b in brokers(enc))),
         ),
         *(implies(eq(p.leader, b), not_(sym.regs[b - 1].fenced)) for b in brokers(enc)),
@@ -921,7 +959,9 @@ def _left_behind(
         for c in brokers(enc):
             if c != x:
                 candidate = and_(s.has(group, c), rep(sym, c).present)
-                parts.append(implies(and_(lacking(x), candidate), rep(sym, c).view.le > epoch(x)))
+                parts.append(
+                    implies(and_(lacking(x), candidate), rep(sym, c).view.leader_epoch > epoch(x))
+                )
     return and_(*parts)
 
 
@@ -937,7 +977,7 @@ def lacking_leaders_left(enc: Encoding, sym: Sym) -> Term:
         enc,
         sym,
         lambda x: and_(eq(rep(sym, x).role, LEADER), _lacks_committed(enc, sym, x)),
-        lambda x: rep(sym, x).view.le,
+        lambda x: rep(sym, x).view.leader_epoch,
     )
 
 
@@ -947,7 +987,7 @@ def _back_alone(enc: Encoding, sym: Sym, le: Term, isr: Term) -> Term:
     parts = []
     for x in brokers(enc):
         xr = rep(sym, x)
-        stale = and_(eq(xr.role, LEADER), le > xr.view.le, s.has(isr, x))
+        stale = and_(eq(xr.role, LEADER), le > xr.view.leader_epoch, s.has(isr, x))
         parts.append(implies(stale, s.eq(isr, s.bit(x))))
     return and_(*parts)
 
@@ -972,8 +1012,8 @@ def same_epoch_isr(enc: Encoding, sym: Sym) -> Term:
     def ok(b: int) -> Term:
         r = rep(sym, b)
         a = sym.brokers[b - 1].ap
-        current = and_(eq(r.role, LEADER), eq(r.view.le, sym.cur.le))
-        answered = and_(a.present, eq(a.error, 0), eq(a.le, sym.cur.le))
+        current = and_(eq(r.role, LEADER), eq(r.view.leader_epoch, sym.cur.leader_epoch))
+        answered = and_(a.present, eq(a.error, 0), eq(a.leader_epoch, sym.cur.leader_epoch))
         proposed = s.ite(and_(r.pending, a.present, eq(a.error, 0)), r.pending_isr, 0)
         return and_(
             implies(current, s.subset(sym.cur.isr, s.union(r.view.isr, proposed))),
@@ -1023,7 +1063,9 @@ def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
                 if c == b:
                     continue
                 cr = rep(sym, c)
-                later = and_(premise, eq(cr.role, LEADER), cr.view.le > lr.view.le)
+                later = and_(
+                    premise, eq(cr.role, LEADER), cr.view.leader_epoch > lr.view.leader_epoch
+                )
                 parts.append(
                     implies(
                         later,
@@ -1036,7 +1078,7 @@ def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
                     f.present,
                     f.diverging,
                     _awaited(cr, f),
-                    f.le > lr.view.le,
+                    f.leader_epoch > lr.view.leader_epoch,
                     holds_prefix(enc, cr, lr.log, bound),
                 )
                 at = truncation_point(enc, cr.log, cr.leo, f.div_epoch, f.div_end)
@@ -1072,7 +1114,7 @@ def _rejoined(
     parts = []
     # The epoch x joined in (at most b's) is a's, whose leader proposed it from a's
     # registration or a later one (a proposal names the partition epoch it builds on), ...
-    led = or_(*(and_(eq(la, m), rep(sym, m).view.pe >= pea) for m in brokers(enc)))
+    led = or_(*(and_(eq(la, m), rep(sym, m).view.partition_epoch >= pea) for m in brokers(enc)))
     for x in brokers(enc):
         xr = rep(sym, x)
         others = [m for m in brokers(enc) if m != x]
@@ -1080,16 +1122,21 @@ def _rejoined(
         # it, or one between a's and x's, whose leader reached it; or x was elected from the
         # ELR (alone) after a's epoch, and every other member of b's ISR joined it later.
         current = or_(
-            *(and_(eq(xr.view.leader, m), rep(sym, m).view.le >= xr.view.le) for m in others)
+            *(
+                and_(eq(xr.view.leader, m), rep(sym, m).view.leader_epoch >= xr.view.leader_epoch)
+                for m in others
+            )
         )
-        between = or_(*(rep(sym, m).view.le > lea for m in others))
-        joined = and_(*(implies(s.has(isrb, m), rep(sym, m).view.le > lea) for m in others))
+        between = or_(*(rep(sym, m).view.leader_epoch > lea for m in others))
+        joined = and_(
+            *(implies(s.has(isrb, m), rep(sym, m).view.leader_epoch > lea) for m in others)
+        )
         proposed = or_(
-            and_(xr.view.le >= lea, led),
-            and_(xr.view.le > lea, xr.view.le <= leb, current),
-            and_(xr.view.le > lea + 1, leb > lea, between),
+            and_(xr.view.leader_epoch >= lea, led),
+            and_(xr.view.leader_epoch > lea, xr.view.leader_epoch <= leb, current),
+            and_(xr.view.leader_epoch > lea + 1, leb > lea, between),
         )
-        elected = and_(xr.view.le > lea, leb > lea, joined)
+        elected = and_(xr.view.leader_epoch > lea, leb > lea, joined)
         ordered = and_(pa, pb, pea < peb, xr.present, xr.view.present, not_(s.has(isra, x)))
         alone = s.eq(isrb, s.bit(x))
         parts.append(implies(and_(ordered, s.has(isrb, x), not_(alone)), or_(proposed, elected)))
@@ -1114,7 +1161,7 @@ def _with_elr(enc: Encoding, sym: Sym) -> list[tuple[Reg, Term | None]]:
 
 
 def _elr(enc: Encoding, snap: Snap) -> Term:
-    return enc.sets.union(snap.elr, snap.lke)
+    return enc.sets.union(snap.elr, snap.last_known_elr)
 
 
 def _commits(sym: Sym, floor: Term | None) -> list[tuple[int, Term, Term]]:
@@ -1143,7 +1190,10 @@ def _past_commits(sym: Sym, r: Rep, floor: Term | None = None) -> Term:
     """The replica has reached the leader epoch of every commit (by a leader of epoch `floor`
     or older)."""
     return and_(
-        *(implies(premise, r.view.le >= epoch) for _, premise, epoch in _commits(sym, floor))
+        *(
+            implies(premise, r.view.leader_epoch >= epoch)
+            for _, premise, epoch in _commits(sym, floor)
+        )
     )
 
 
@@ -1156,7 +1206,9 @@ def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
 
     def holds(b: int) -> Term:
         r = rep(sym, b)
-        return implies(and_(r.present, eq(r.role, LEADER)), _holds_commits(sym, r, r.view.le))
+        return implies(
+            and_(r.present, eq(r.role, LEADER)), _holds_commits(sym, r, r.view.leader_epoch)
+        )
 
     def kept(b: int) -> Term:
         # a diverging response such a leader sent keeps those records
@@ -1167,7 +1219,7 @@ def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
         return and_(
             *(
                 implies(and_(awaited, premise, o < r.leo, eq(r.log[o], g.committed[o])), o < at)
-                for o, premise, _ in _commits(sym, f.le)
+                for o, premise, _ in _commits(sym, f.leader_epoch)
             )
         )
 
@@ -1187,7 +1239,10 @@ def candidates_past_commits(enc: Encoding, sym: Sym) -> Term:
 
     return and_(
         every(enc, past),
-        *(implies(premise, epoch <= sym.cur.le) for _, premise, epoch in _commits(sym, None)),
+        *(
+            implies(premise, epoch <= sym.cur.leader_epoch)
+            for _, premise, epoch in _commits(sym, None)
+        ),
     )
 
 
@@ -1261,14 +1316,14 @@ AUXILIARY: tuple[Invariant, ...] = (
 def _history_shape(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(
         registration_shape(enc, snap),
-        snap.le <= sym.cur.le,
-        snap.pe <= sym.cur.pe,
-        implies(eq(snap.le, sym.cur.le), eq(snap.leader, sym.cur.leader)),
+        snap.leader_epoch <= sym.cur.leader_epoch,
+        snap.partition_epoch <= sym.cur.partition_epoch,
+        implies(eq(snap.leader_epoch, sym.cur.leader_epoch), eq(snap.leader, sym.cur.leader)),
     )
 
 
 def _history_consistent(enc: Encoding, snap: Snap, sym: Sym) -> Term:
-    mine = (True, snap.pe, snap.le, snap.leader, snap.isr)
+    mine = (True, snap.partition_epoch, snap.leader_epoch, snap.leader, snap.isr)
     return and_(*(_consistent(enc, mine, other) for other in _registrations(enc, sym)))
 
 
@@ -1281,14 +1336,21 @@ def pair(
     the history facts `stale_leader_alone` and `no_growth_before_leader`, also what those say
     of the older record against the newer one (`_pair_state`)."""
     out = and_(
-        _consistent(enc, (True, a.pe, a.le, a.leader, a.isr), (True, b.pe, b.le, b.leader, b.isr)),
-        implies(eq(a.le, b.le), eq(a.leader, b.leader)),
+        _consistent(
+            enc,
+            (True, a.partition_epoch, a.leader_epoch, a.leader, a.isr),
+            (True, b.partition_epoch, b.leader_epoch, b.leader, b.isr),
+        ),
+        implies(eq(a.leader_epoch, b.leader_epoch), eq(a.leader, b.leader)),
     )
     names = {f.name for f in facts}
     if sym is not None and set(_PAIRED) <= names and _views_only_advance(enc):
         out = and_(out, _pair_state(enc, a, b, sym), _pair_state(enc, b, a, sym))
     if sym is not None and "rejoined" in names and _views_only_advance(enc):
-        ta, tb = (True, a.pe, a.le, a.leader, a.isr), (True, b.pe, b.le, b.leader, b.isr)
+        ta, tb = (
+            (True, a.partition_epoch, a.leader_epoch, a.leader, a.isr),
+            (True, b.partition_epoch, b.leader_epoch, b.leader, b.isr),
+        )
         out = and_(
             out,
             _rejoined(enc, sym, ta, tb, _elr(enc, a), _elr(enc, b)),
@@ -1318,12 +1380,27 @@ def _pair_state(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     for x in brokers(enc):
         xr = rep(sym, x)
         named = eq(a.leader, x)
-        same = and_(named, xr.view.pe < a.pe, eq(b.le, a.le), b.pe >= a.pe)
+        same = and_(
+            named,
+            xr.view.partition_epoch < a.partition_epoch,
+            eq(b.leader_epoch, a.leader_epoch),
+            b.partition_epoch >= a.partition_epoch,
+        )
         parts.append(implies(same, s.subset(b.isr, a.isr)))
-        later = and_(named, xr.view.le < a.le, b.le > a.le, s.has(b.isr, x))
+        later = and_(
+            named,
+            xr.view.leader_epoch < a.leader_epoch,
+            b.leader_epoch > a.leader_epoch,
+            s.has(b.isr, x),
+        )
         parts.append(implies(later, s.eq(b.isr, s.bit(x))))
         # b older, behind: a's leader was a candidate behind b when a was committed
-        behind = and_(named, xr.view.le < b.le, b.le < a.le, s.size(b.isr) >= enc.cfg.min_isr)
+        behind = and_(
+            named,
+            xr.view.leader_epoch < b.leader_epoch,
+            b.leader_epoch < a.leader_epoch,
+            s.size(b.isr) >= enc.cfg.min_isr,
+        )
         parts.append(implies(behind, s.has(b.isr, x)))
     return and_(*parts)
 
@@ -1331,7 +1408,7 @@ def _pair_state(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
 def _history_epoch_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(
         *(
-            implies(and_(present, eq(le, snap.le)), eq(leader, snap.leader))
+            implies(and_(present, eq(le, snap.leader_epoch)), eq(leader, snap.leader))
             for present, le, leader in _epoch_carriers(enc, sym)
         )
     )
@@ -1342,13 +1419,16 @@ def _history_written(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     parts = []
     for log, start, end in _logs(enc, sym):
         for o in range(enc.r):
-            has = and_(start <= o, o < end, eq(log[o], snap.le))
+            has = and_(start <= o, o < end, eq(log[o], snap.leader_epoch))
             parts.append(
                 implies(
                     has,
                     or_(
                         *(
-                            and_(eq(snap.leader, m), rep(sym, m).view.le >= snap.le)
+                            and_(
+                                eq(snap.leader, m),
+                                rep(sym, m).view.leader_epoch >= snap.leader_epoch,
+                            )
                             for m in brokers(enc)
                         )
                     ),
@@ -1421,8 +1501,8 @@ def _applied_as_leader_by(enc: Encoding, snap: Snap, sym: Sym, b: int) -> Term:
     invariants and the completeness clauses are kept on applying by the invariants alone:
     asking it of the record too, as this fact once did, proves the same at twice the cost.)"""
     k = sym.brokers[b - 1]
-    can = and_(eq(snap.leader, b), running(k), k.applied < snap.pe)
-    after = with_broker(sym, b, k._replace(applied=snap.pe, initialised=True))
+    can = and_(eq(snap.leader, b), running(k), k.applied < snap.partition_epoch)
+    after = with_broker(sym, b, k._replace(applied=snap.partition_epoch, initialised=True))
     after = act_on(enc, after, b, snap)
     return implies(can, later_leaders_hold(enc, after))
 
@@ -1435,7 +1515,12 @@ def _lagging_members(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     parts = []
     for c in brokers(enc):
         cr = rep(sym, c)
-        lagging = and_(full, cr.present, cr.view.le < snap.le, s.has(candidates(enc, sym), c))
+        lagging = and_(
+            full,
+            cr.present,
+            cr.view.leader_epoch < snap.leader_epoch,
+            s.has(candidates(enc, sym), c),
+        )
         parts.append(implies(lagging, s.has(snap.isr, c)))
     return and_(*parts)
 
@@ -1447,13 +1532,13 @@ def _leader_holds(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     s = enc.sets
     parts = []
     xr = rep(sym, x)
-    coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
+    coming = and_(eq(snap.leader, x), xr.view.leader_epoch < snap.leader_epoch)
     for b in brokers(enc):
         if b == x:
             continue
         lr = rep(sym, b)
         for premise, members, bound in _stale_bounds(enc, sym, b):
-            older = and_(coming, premise, lr.view.le < snap.le)
+            older = and_(coming, premise, lr.view.leader_epoch < snap.leader_epoch)
             fetching = and_(s.has(members, x), can_fetch(enc, sym, x, b))
             held = and_(frozen(enc, sym, b, members), holds_prefix(enc, xr, lr.log, bound))
             parts.append(implies(older, or_(fetching, held)))
@@ -1462,12 +1547,14 @@ def _leader_holds(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
 
 def _lacking_leader_left(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`lacking_leaders_left` for the leader the record names, until it reaches its epoch."""
-    return _left_behind(enc, sym, _lacking_coming(enc, snap, sym), lambda x: snap.le)
+    return _left_behind(enc, sym, _lacking_coming(enc, snap, sym), lambda x: snap.leader_epoch)
 
 
 def _lacking_coming(enc: Encoding, snap: Snap, sym: Sym) -> Callable[[int], Term]:
     return lambda x: and_(
-        eq(snap.leader, x), rep(sym, x).view.le < snap.le, _lacks_committed(enc, sym, x)
+        eq(snap.leader, x),
+        rep(sym, x).view.leader_epoch < snap.leader_epoch,
+        _lacks_committed(enc, sym, x),
     )
 
 
@@ -1484,12 +1571,14 @@ def _coming_left(
     past `epoch(x)` for every other broker x that is `lacking(x)`. (Followed only by the
     lacking broker itself, c would lead nobody who holds the committed log.)"""
     cr = rep(sym, c)
-    coming = and_(eq(snap.leader, c), cr.present, cr.view.le < snap.le)
+    coming = and_(eq(snap.leader, c), cr.present, cr.view.leader_epoch < snap.leader_epoch)
     parts = []
     for x in brokers(enc):
         if x != c:
             followed = _followed(enc, snap, sym, c, x)
-            parts.append(implies(and_(coming, lacking(x), followed), cr.view.le > epoch(x)))
+            parts.append(
+                implies(and_(coming, lacking(x), followed), cr.view.leader_epoch > epoch(x))
+            )
     return and_(*parts)
 
 
@@ -1499,9 +1588,13 @@ def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym, c: int) -> 
 
     def lacking(x: int) -> Term:
         xr = rep(sym, x)
-        return and_(eq(xr.role, LEADER), xr.view.le < snap.le, _lacks_committed(enc, sym, x))
+        return and_(
+            eq(xr.role, LEADER),
+            xr.view.leader_epoch < snap.leader_epoch,
+            _lacks_committed(enc, sym, x),
+        )
 
-    return _coming_left(enc, snap, sym, c, lacking, lambda x: rep(sym, x).view.le)
+    return _coming_left(enc, snap, sym, c, lacking, lambda x: rep(sym, x).view.leader_epoch)
 
 
 def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
@@ -1516,21 +1609,23 @@ def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
         f, r = k.fetch, k.replica
         cut = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end) < g.thwm
         awaits_cut = and_(f.present, f.diverging, _awaited(r, f), cut)
-        losing = and_(eq(a.leader, x), r.view.le < a.le, awaits_cut)
+        losing = and_(eq(a.leader, x), r.view.leader_epoch < a.leader_epoch, awaits_cut)
         return or_(lacks(x), losing)
 
-    return and_(*(_coming_left(enc, b, sym, c, lacking, lambda x: a.le) for c in brokers(enc)))
+    return and_(
+        *(_coming_left(enc, b, sym, c, lacking, lambda x: a.leader_epoch) for c in brokers(enc))
+    )
 
 
 def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`stale_leaders_alone` for the record; and the leader it names, until it reaches its
     epoch, is in the ISR of a registration of a later epoch only alone."""
     s = enc.sets
-    parts = [_back_alone(enc, sym, snap.le, snap.isr)]
+    parts = [_back_alone(enc, sym, snap.leader_epoch, snap.isr)]
     for x in brokers(enc):
-        coming = and_(eq(snap.leader, x), rep(sym, x).view.le < snap.le)
+        coming = and_(eq(snap.leader, x), rep(sym, x).view.leader_epoch < snap.leader_epoch)
         for present, _, le, _, isr in _registrations(enc, sym):
-            later = and_(coming, present, le > snap.le, s.has(isr, x))
+            later = and_(coming, present, le > snap.leader_epoch, s.has(isr, x))
             parts.append(implies(later, s.eq(isr, s.bit(x))))
     return and_(*parts)
 
@@ -1540,9 +1635,9 @@ def _no_growth_before_leader(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Ter
     beyond the record's (only that leader's AlterPartition requests add members)."""
     s = enc.sets
     parts = []
-    coming = and_(eq(snap.leader, x), rep(sym, x).view.pe < snap.pe)
+    coming = and_(eq(snap.leader, x), rep(sym, x).view.partition_epoch < snap.partition_epoch)
     for present, pe, le, _, isr in _registrations(enc, sym):
-        same = and_(coming, present, eq(le, snap.le), pe >= snap.pe)
+        same = and_(coming, present, eq(le, snap.leader_epoch), pe >= snap.partition_epoch)
         parts.append(implies(same, s.subset(isr, snap.isr)))
     return and_(*parts)
 
@@ -1554,9 +1649,9 @@ def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     s = enc.sets
     parts = []
     xr = rep(sym, x)
-    coming = and_(eq(snap.leader, x), xr.view.le < snap.le)
+    coming = and_(eq(snap.leader, x), xr.view.leader_epoch < snap.leader_epoch)
     for present, _, le, _, isr in _registrations(enc, sym):
-        behind = and_(coming, present, xr.view.le < le, le < snap.le)
+        behind = and_(coming, present, xr.view.leader_epoch < le, le < snap.leader_epoch)
         full = s.size(isr) >= enc.cfg.min_isr
         parts.append(implies(and_(behind, full), s.has(isr, x)))
     return and_(*parts)
@@ -1570,7 +1665,11 @@ def _followed(enc: Encoding, snap: Snap, sym: Sym, x: int, but: int = 0) -> Term
     group = candidates(enc, sym)
     return or_(
         *(
-            and_(s.has(group, c), rep(sym, c).present, rep(sym, c).view.le <= snap.le)
+            and_(
+                s.has(group, c),
+                rep(sym, c).present,
+                rep(sym, c).view.leader_epoch <= snap.leader_epoch,
+            )
             for c in brokers(enc)
             if c not in (x, but)
         )
@@ -1587,7 +1686,7 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     parts = []
     k = sym.brokers[x - 1]
     f, r = k.fetch, k.replica
-    coming = and_(eq(snap.leader, x), r.view.le < snap.le)
+    coming = and_(eq(snap.leader, x), r.view.leader_epoch < snap.leader_epoch)
     awaited = and_(f.present, f.diverging, _awaited(r, f))
     holding = holds_prefix(enc, r, g.committed, g.thwm)
     at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
@@ -1597,7 +1696,10 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     # response's epoch
     sent = or_(
         *(
-            and_(eq(f.leader, b), or_(other, and_(rep(sym, b).view.le > f.le, anyone)))
+            and_(
+                eq(f.leader, b),
+                or_(other, and_(rep(sym, b).view.leader_epoch > f.leader_epoch, anyone)),
+            )
             for b, other in but.items()
         )
     )
@@ -1611,7 +1713,7 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
                 holding,
                 eq(r.role, FOLLOWER),
                 eq(lr.role, LEADER),
-                eq(lr.view.le, r.view.le),
+                eq(lr.view.leader_epoch, r.view.leader_epoch),
             )
             parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
     return and_(*parts)
@@ -1621,8 +1723,8 @@ def _designated_past_commits(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Ter
     """`candidates_past_commits` and `leaders_hold_commits` for the record's leader until it
     reaches the record's epoch, over the commits of leaders of that epoch or older."""
     r = rep(sym, x)
-    coming = and_(eq(snap.leader, x), r.present, r.view.le < snap.le)
-    held = and_(_past_commits(sym, r, snap.le), _holds_commits(sym, r, snap.le))
+    coming = and_(eq(snap.leader, x), r.present, r.view.leader_epoch < snap.leader_epoch)
+    held = and_(_past_commits(sym, r, snap.leader_epoch), _holds_commits(sym, r, snap.leader_epoch))
     return implies(coming, held)
 
 
@@ -1630,7 +1732,7 @@ def _rejoined_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     """`rejoined_caught_up` between the record and every copy of the metadata in the state."""
     if not _views_only_advance(enc):
         return True
-    mine = (True, snap.pe, snap.le, snap.leader, snap.isr)
+    mine = (True, snap.partition_epoch, snap.leader_epoch, snap.leader, snap.isr)
     parts = []
     for other, elr in _with_elr(enc, sym):
         parts.append(_rejoined(enc, sym, mine, other, _elr(enc, snap), elr))
@@ -1646,11 +1748,20 @@ def _same_epoch_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     for x in brokers(enc):
         r = rep(sym, x)
         a = sym.brokers[x - 1].ap
-        newer = and_(eq(r.role, LEADER), eq(r.view.le, snap.le), r.view.pe < snap.pe)
+        newer = and_(
+            eq(r.role, LEADER),
+            eq(r.view.leader_epoch, snap.leader_epoch),
+            r.view.partition_epoch < snap.partition_epoch,
+        )
         accepted = and_(a.present, eq(a.error, 0))
         proposed = s.ite(and_(r.pending, accepted), r.pending_isr, 0)
         parts.append(implies(newer, s.subset(snap.isr, s.union(r.view.isr, proposed))))
-        answered = and_(newer, accepted, eq(a.le, snap.le), a.pe <= snap.pe)
+        answered = and_(
+            newer,
+            accepted,
+            eq(a.leader_epoch, snap.leader_epoch),
+            a.partition_epoch <= snap.partition_epoch,
+        )
         parts.append(implies(answered, s.subset(snap.isr, a.isr)))
     return and_(*parts)
 
@@ -1668,9 +1779,9 @@ def _later_candidates_hold(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
         premise = and_(
             eq(a.leader, x),
             eq(xr.role, LEADER),
-            eq(xr.view.le, a.le),
-            xr.view.pe < a.pe,
-            b.le > a.le,
+            eq(xr.view.leader_epoch, a.leader_epoch),
+            xr.view.partition_epoch < a.partition_epoch,
+            b.leader_epoch > a.leader_epoch,
             may_commit(enc, a.isr),
         )
         bound = commit_bound(enc, sym, x, a.isr)
@@ -1697,7 +1808,7 @@ def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     group, behind = _candidates_behind(enc, a, sym)
     within = and_(
         s.subset(s.union(b.isr, b.elr), group),
-        s.subset(b.lke, s.union(group, s.bit(-1))),  # Kafka remembers a leader of -1 too
+        s.subset(b.last_known_elr, s.union(group, s.bit(-1))),  # Kafka remembers a leader of -1 too
         _leader_within(enc, b.leader, group),
     )
     return implies(behind, within)
@@ -1707,12 +1818,15 @@ def _candidates_behind(enc: Encoding, a: Snap, sym: Sym) -> tuple[Term, Term]:
     """A record's ISR, ELR and last known leaders, and whether its leader has not applied it
     (nor a later record) and none of them has reached a later leader epoch."""
     s = enc.sets
-    group = s.union(a.isr, a.elr, a.lke)
+    group = s.union(a.isr, a.elr, a.last_known_elr)
     behind = and_(
         *(
             and_(
-                implies(eq(a.leader, m), rep(sym, m).view.pe < a.pe),
-                implies(s.has(group, m), and_(rep(sym, m).present, rep(sym, m).view.le <= a.le)),
+                implies(eq(a.leader, m), rep(sym, m).view.partition_epoch < a.partition_epoch),
+                implies(
+                    s.has(group, m),
+                    and_(rep(sym, m).present, rep(sym, m).view.leader_epoch <= a.leader_epoch),
+                ),
             )
             for m in brokers(enc)
         )
@@ -1732,7 +1846,7 @@ def _later_leaders_within(enc: Encoding, a: Snap, sym: Sym) -> Term:
         return True
     group, behind = _candidates_behind(enc, a, sym)
     named = (
-        implies(and_(present, le > a.le), _leader_within(enc, leader, group))
+        implies(and_(present, le > a.leader_epoch), _leader_within(enc, leader, group))
         for present, le, leader in _epoch_carriers(enc, sym)
     )
     return implies(behind, and_(*named))

@@ -105,7 +105,7 @@ class Relation:
             return tuple(
                 self.enc.sets.of(c) for k in range(1, self.enc.n + 1) for c in combinations(ids, k)
             )
-        return range(1, sym.cur.pe + 2)
+        return range(1, sym.cur.partition_epoch + 2)
 
     def action(self, instance: Instance, arg: Term, before: ClusterState) -> Action:
         """The concrete action an instance with an argument stands for in a concrete state."""
@@ -186,7 +186,7 @@ def hist_append(enc: Encoding, hist: tuple[Snap, ...], when: Term, snap: Snap) -
         return hist + (snap,) if when else hist
     limit = enc.pe_limit + 1 if enc.pe_limit else len(hist)
     return tuple(
-        enc.merge(and_(when, eq(snap.pe, k + 1)), snap, h, Snap) if k < limit else h
+        enc.merge(and_(when, eq(snap.partition_epoch, k + 1)), snap, h, Snap) if k < limit else h
         for k, h in enumerate(hist)
     )
 
@@ -203,8 +203,8 @@ def view_of(enc: Encoding, snap: Snap) -> View:
     return View(
         True,
         snap.leader,
-        snap.le,
-        snap.pe,
+        snap.leader_epoch,
+        snap.partition_epoch,
         snap.isr,
         rules.replica_set(enc, snap.replicas),
         snap.recovering,
@@ -292,7 +292,7 @@ def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
     committed = tuple(
         ite(and_(extend, g.thwm <= o, o < offset), r.log[o], c) for o, c in enumerate(g.committed)
     )
-    le = r.view.le
+    le = r.view.leader_epoch
     committed_in = tuple(
         ite(and_(advance, r.hwm <= o, o < offset, or_(g.thwm <= o, le < c)), le, c)
         for o, c in enumerate(g.committed_in)
@@ -333,7 +333,7 @@ def produce(enc: Encoding, broker: int) -> list[Instance]:
         o = r.leo
         r = r._replace(
             leo=o + 1,
-            log=tuple(ite(eq(k, o), r.view.le, e) for k, e in enumerate(r.log)),
+            log=tuple(ite(eq(k, o), r.view.leader_epoch, e) for k, e in enumerate(r.log)),
             unacked=ite(r.unacked >= 0, r.unacked, o),
             recv=tuple(
                 enc.sets.ite(eq(k, o), enc.sets.bit(broker), x) for k, x in enumerate(r.recv)
@@ -370,7 +370,7 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
             eq(f.view.leader, leader),
             leader_replica(lb),
             lr.view.present,
-            eq(lr.view.le, f.view.le),
+            eq(lr.view.leader_epoch, f.view.leader_epoch),
             s.has(lr.view.replicas, follower),
             not_(converged),
         )
@@ -379,7 +379,7 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
         fb = sym.brokers[follower - 1]
         f = fb.replica
         lr = sym.brokers[leader - 1].replica
-        epoch = lr.view.le
+        epoch = lr.view.leader_epoch
         diverging, d_epoch, d_end = diverges(enc, lr.log, lr.leo, epoch, f.leo, last_epoch(enc, f))
         followers = list(lr.followers)
         followers[follower - 1] = Follower(f.leo, fb.epoch, True)
@@ -428,7 +428,7 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
         in_fetcher = and_(
             r.present, eq(r.role, FOLLOWER), r.view.present, eq(r.view.leader, a.leader)
         )
-        epoch_ok = and_(r.present, r.view.present, eq(r.view.le, a.le))
+        epoch_ok = and_(r.present, r.view.present, eq(r.view.leader_epoch, a.leader_epoch))
         offset_ok = and_(r.present, eq(r.leo, a.offset))
         applies = and_(
             in_fetcher,
@@ -516,9 +516,12 @@ def send(enc: Encoding, sym: Sym, broker: int, isr: Term, recovering: Term) -> S
         return ite(e >= 0, e, -1)
 
     epochs = tuple(ite(s.has(isr, m), known(m), 0) for m in range(1, enc.n + 1))
-    request = ApReq(True, view.le, view.pe, isr, epochs, recovering, b.epoch)
+    request = ApReq(True, view.leader_epoch, view.partition_epoch, isr, epochs, recovering, b.epoch)
     r = r._replace(
-        maximal=s.union(view.isr, isr), pending=True, pending_isr=isr, pending_pe=view.pe
+        maximal=s.union(view.isr, isr),
+        pending=True,
+        pending_isr=isr,
+        pending_pe=view.partition_epoch,
     )
     return with_req(with_replica(sym, broker, r), broker, request)
 
@@ -596,8 +599,8 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
     def update(sym: Sym, _: Term) -> Sym:
         q = sym.reqs[broker - 1]
         outcome = rules.alter_partition(
-            enc, sym.cur, sym.regs, broker, q.le, q.pe, q.isr, q.epochs, q.recovering,
-            q.broker_epoch,
+            enc, sym.cur, sym.regs, broker, q.leader_epoch, q.partition_epoch, q.isr, q.epochs,
+            q.recovering, q.broker_epoch,
         )  # fmt: skip
         sym = with_req(commit(enc, sym, outcome), broker, enc.no_request())
         p = sym.cur
@@ -605,11 +608,11 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
         response = ApResp(
             True,
             q.isr,
-            q.pe,
+            q.partition_epoch,
             outcome.error,
             ite(failed, -1, p.leader),
-            ite(failed, -1, p.le),
-            ite(failed, -1, p.pe),
+            ite(failed, -1, p.leader_epoch),
+            ite(failed, -1, p.partition_epoch),
             enc.sets.ite(failed, 0, p.isr),
             ite(failed, False, p.recovering),
         )
@@ -644,12 +647,14 @@ def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
         accepted = and_(
             mine,
             eq(a.error, ERROR[Error.NONE]),
-            eq(a.le, r.view.le),
-            a.pe >= r.view.pe,
+            eq(a.leader_epoch, r.view.leader_epoch),
+            a.partition_epoch >= r.view.partition_epoch,
         )
         cleared = r._replace(pending=False, pending_isr=0, pending_pe=0)
         rolled = cleared._replace(maximal=r.view.isr)
-        view = r.view._replace(isr=a.isr, pe=a.pe, recovering=a.recovering)
+        view = r.view._replace(
+            isr=a.isr, partition_epoch=a.partition_epoch, recovering=a.recovering
+        )
         adopted = maybe_advance_hwm(
             enc, with_replica(sym, broker, cleared._replace(view=view, maximal=a.isr)), broker
         )
@@ -668,8 +673,8 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
 
     def guard(sym: Sym, pe: Term) -> Term:
         b = sym.brokers[broker - 1]
-        first = ite(b.initialised, b.applied + 1, sym.cur.pe)
-        return and_(running(b), first <= pe, pe <= sym.cur.pe)
+        first = ite(b.initialised, b.applied + 1, sym.cur.partition_epoch)
+        return and_(running(b), first <= pe, pe <= sym.cur.partition_epoch)
 
     def update(sym: Sym, pe: Term) -> Sym:
         b = sym.brokers[broker - 1]
@@ -680,19 +685,25 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
     def guard_record(sym: Sym, snap: Snap) -> Term:
         same = and_(*enc.equal(snap, sym.cur, Snap))
         facts = enc.history(enc, snap, sym, broker) if enc.history is not None else True
-        return and_(guard(sym, snap.pe), implies(eq(snap.pe, sym.cur.pe), same), facts)
+        return and_(
+            guard(sym, snap.partition_epoch),
+            implies(eq(snap.partition_epoch, sym.cur.partition_epoch), same),
+            facts,
+        )
 
     def update_record(sym: Sym, snap: Snap) -> Sym:
         b = sym.brokers[broker - 1]
-        sym = with_broker(sym, broker, b._replace(applied=snap.pe, initialised=True))
+        sym = with_broker(sym, broker, b._replace(applied=snap.partition_epoch, initialised=True))
         return act_on(enc, sym, broker, snap)
 
     def guard_latest(sym: Sym, _: Term) -> Term:
-        return guard(sym, sym.cur.pe)
+        return guard(sym, sym.cur.partition_epoch)
 
     def update_latest(sym: Sym, _: Term) -> Sym:
         b = sym.brokers[broker - 1]
-        sym = with_broker(sym, broker, b._replace(applied=sym.cur.pe, initialised=True))
+        sym = with_broker(
+            sym, broker, b._replace(applied=sym.cur.partition_epoch, initialised=True)
+        )
         return act_on(enc, sym, broker, sym.cur)
 
     if enc.abstract_history:
@@ -708,7 +719,7 @@ def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
     member = s.has(rules.replica_set(enc, snap.replicas), broker)
     removed = with_replica(sym, broker, enc.no_replica())
     r0 = enc.merge(r.present, r, enc.new_replica(), Rep)
-    stale = and_(r.present, r.view.present, snap.pe < r.view.pe)
+    stale = and_(r.present, r.view.present, snap.partition_epoch < r.view.partition_epoch)
     # the leader branch
     as_leader = with_replica(sym, broker, _as_leader(enc, r0, snap, broker))
     as_leader = maybe_advance_hwm(enc, as_leader, broker)
@@ -757,7 +768,9 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
         pending_isr=0,
         pending_pe=0,
     )
-    drop = and_(r.pending, or_(cfg.pending_isr_on_metadata == "reset", snap.pe > r.pending_pe))
+    drop = and_(
+        r.pending, or_(cfg.pending_isr_on_metadata == "reset", snap.partition_epoch > r.pending_pe)
+    )
     keep = and_(r.pending, not_(drop))
     same_epoch = r._replace(
         view=view,
@@ -769,7 +782,7 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
     return enc.merge(
         ne(r.role, LEADER),
         promoted,
-        enc.merge(snap.le > r.view.le, new_epoch, same_epoch, Rep),
+        enc.merge(snap.leader_epoch > r.view.leader_epoch, new_epoch, same_epoch, Rep),
         Rep,
     )
 
@@ -804,7 +817,7 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
             eq(b.status, RUNNING),
             sym.regs[broker - 1].fenced,
             b.initialised,
-            eq(b.applied, sym.cur.pe),
+            eq(b.applied, sym.cur.partition_epoch),
         )
 
     def update(sym: Sym, _: Term) -> Sym:
