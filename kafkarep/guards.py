@@ -12,13 +12,14 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kafkarep.errors import Error
+from kafkarep.terms import Term, ite, not_, or_
 
 
 class Guard(NamedTuple):
     area: str
     name: str
     error: Error | None
-    check: Callable[..., bool]
+    check: Callable[..., Term]  # a bool, or a term in the prover's domain
     doc: str
     qualified: str  # "area.name", kept: the explorer asks millions of times
 
@@ -26,18 +27,20 @@ class Guard(NamedTuple):
         """False when a model switched this guard off (to seed a bug)."""
         return self.qualified not in disabled
 
-    def passes(self, disabled: frozenset[str], *args: Any) -> bool:
+    def passes(self, disabled: frozenset[str], *args: Any) -> Term:
         """True when the predicate holds, or when the guard is switched off."""
-        return self.check(*args) or self.qualified in disabled
+        if self.qualified in disabled:
+            return True
+        return self.check(*args)
 
 
 _REGISTRY: dict[str, Guard] = {}
 
 
-def guard(area: str, error: Error | None = None) -> Callable[[Callable[..., bool]], Guard]:
+def guard(area: str, error: Error | None = None) -> Callable[[Callable[..., Term]], Guard]:
     """Register the decorated predicate as the guard `area.<function name>`."""
 
-    def register(check: Callable[..., bool]) -> Guard:
+    def register(check: Callable[..., Term]) -> Guard:
         doc = (check.__doc__ or "").strip()
         entry = Guard(area, check.__name__, error, check, doc, f"{area}.{check.__name__}")
         _REGISTRY[entry.qualified] = entry
@@ -56,8 +59,46 @@ def all_guards() -> dict[str, Guard]:
 
 
 def first_failure(guards: tuple[Guard, ...], disabled: frozenset[str], *args: Any) -> Guard | None:
-    """The first guard, in order, that refuses; switched-off guards always pass."""
+    """The first guard, in order, that refuses; switched-off guards always pass (concrete)."""
     for entry in guards:
         if not entry.passes(disabled, *args):
             return entry
     return None
+
+
+class Refusal(NamedTuple):
+    """Whether guards checked in order refuse, and the error of the first that does (codes as
+    `code` gives them); `guard` names it when the refusal is a constant."""
+
+    refused: Term
+    error: Term
+    guard: str | None
+
+
+def refusal(
+    guards: tuple[Guard, ...],
+    disabled: frozenset[str],
+    code: Callable[[Error], Term],
+    *args: Any,
+) -> Refusal:
+    """Check guards in Kafka's order, in any domain: a guard that refuses for certain ends the
+    check (the later ones are not evaluated, as in Kafka); a guard that refuses only in some
+    states contributes that condition and its error."""
+    pending: list[tuple[Term, Guard]] = []
+    for entry in guards:
+        passes = entry.passes(disabled, *args)
+        if passes is True:
+            continue
+        if passes is False and not pending:
+            assert entry.error is not None
+            return Refusal(True, code(entry.error), entry.qualified)
+        pending.append((passes, entry))
+        if passes is False:
+            break
+    refused: Term = False
+    error: Term = code(Error.NONE)
+    for passes, entry in reversed(pending):
+        assert entry.error is not None
+        error = ite(passes, error, code(entry.error))
+        refused = or_(not_(passes), refused)
+    return Refusal(refused, error, None)

@@ -48,6 +48,11 @@ class PartitionRegistration(NamedTuple):
     def reassignment_in_progress(self) -> bool:
         return bool(self.adding or self.removing)
 
+    @property
+    def recovering(self) -> bool:
+        """The leader recovery state is RECOVERING (the rules read it as a boolean)."""
+        return self.leader_recovery_state == LeaderRecoveryState.RECOVERING
+
     def apply(self, record: PartitionChangeRecord) -> PartitionRegistration:
         """Merge a change record (R0.2): set fields replace; the partition epoch always moves,
         the leader epoch moves exactly when the record carries a leader field."""
@@ -157,6 +162,9 @@ class RuleOptions(NamedTuple):
     `unclean_shutdown_handling`: metadata version 4.0-IV1 and up: a re-registration under a new
         incarnation removes the broker from ISR and ELR (R5.4).
     `use_last_known_leader`: Kafka's `useLastKnownLeaderInBalancedRecovery` (R1.2.4, R1.3.5).
+    `last_known_leader_acceptable`: KAFKA-19522, fixed in Kafka 4.1.0: the last known leader is
+        elected only if it is acceptable (registered, unfenced, not shutting down); in 4.0 its
+        acceptability is not checked (`PartitionChangeBuilder.canElectLastKnownLeader`).
     `reassignment_completion`: "kafka" or "seed-000" (seed 000 §4.2, §4.5; kafka-rules.md §6).
     `unclean_shutdown_detection`: "incarnation" (Kafka snapshot: every new incarnation is unclean)
         or "previous-epoch" (KIP-966 design: clean when the broker presents its last epoch).
@@ -170,6 +178,7 @@ class RuleOptions(NamedTuple):
     leader_recovery_supported: bool = True
     unclean_shutdown_handling: bool = True
     use_last_known_leader: bool = True
+    last_known_leader_acceptable: bool = False
     reassignment_completion: str = "kafka"
     unclean_shutdown_detection: str = "incarnation"
     disabled_guards: frozenset[str] = EMPTY  # type: ignore[assignment]

@@ -10,10 +10,12 @@ FENCED_3 = brokers(range(1, 5), fenced=(3,))
 
 def base(**kw: object) -> Changed | Unchanged:
     partition = reg([2, 1, 3], [2, 1, 3], leader=1, leader_epoch=100, partition_epoch=200)
-    return partition_change(
+    outcome = partition_change(
         cluster(partition, FENCED_3, min_isr=2, elr_enabled=False),
         ChangeTargets(**kw),  # type: ignore[arg-type]
     )
+    assert isinstance(outcome, Changed | Unchanged)
+    return outcome
 
 
 def test_no_change_emits_no_record() -> None:

@@ -16,8 +16,9 @@ from tests.helpers import brokers, cluster, reg
 
 def test_split_orders_target_then_removing() -> None:
     """PartitionReassignmentReplicasTest.testRemovals / testAdditions (R3.1.2)."""
-    assert split((3, 2, 1, 0), (3, 1)) == ((3, 1, 0, 2), frozenset(), frozenset({0, 2}))
-    assert split((3, 2, 1, 0), (3, 2, 1, 0, 4, 5)) == ((3, 2, 1, 0, 4, 5), {4, 5}, frozenset())
+    m = cluster(reg([3, 2, 1, 0], [3, 2, 1, 0], leader=3))
+    assert split(m, (3, 1)) == ((3, 1, 0, 2), frozenset(), frozenset({0, 2}))
+    assert split(m, (3, 2, 1, 0, 4, 5)) == ((3, 2, 1, 0, 4, 5), {4, 5}, frozenset())
 
 
 def test_seed_example_1_move_one_replica() -> None:

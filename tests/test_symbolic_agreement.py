@@ -5,6 +5,7 @@ find a seeded disagreement."""
 
 from __future__ import annotations
 
+import importlib
 import tomllib
 from typing import Any
 
@@ -12,8 +13,9 @@ import pytest
 
 from kafkarep.model.config import ModelConfig, load_model, parse_model
 from kafkarep.model.initial import initial_state
-from kafkarep.symbolic import agreement, controller, ops
-from kafkarep.symbolic.encoding import Encoding, Sym, model_initial
+from kafkarep.symbolic import agreement, ops
+from kafkarep.symbolic.domain import Terms
+from kafkarep.symbolic.encoding import Encoding, Snap, Sym, model_initial
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
@@ -99,14 +101,16 @@ def test_the_initial_state_is_the_models() -> None:
         assert enc.project(initial_state(cfg), {}) == model_initial(enc)
 
 
-def test_a_seeded_encoding_bug_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The symbolic rules' effective MinISR off by one: the agreement check names the fields
-    that differ (the ELR the fence computes)."""
+def test_a_seeded_representation_bug_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller rules are written once, but the symbolic domain represents their values
+    (here: a broker set's size counts one member too many, so an ISR below MinISR looks at
+    MinISR): the agreement check names the fields that differ (the ELR the fence computes)."""
+    real = Terms.size
 
-    def wrong(enc: Encoding, p: controller.Snap) -> ops.Term:
-        return ops.imin(enc.cfg.min_isr + 1, controller.replica_count(p.replicas))
+    def wrong(self: Terms, s: ops.Term) -> ops.Term:
+        return real(self, s) + 1
 
-    monkeypatch.setattr(controller, "effective_min_isr", wrong)
+    monkeypatch.setattr(Terms, "size", wrong)
     result = agreement.check(load_model(MODELS / "kip966_small.toml"), 5)
     assert any("elr" in d.problem for d in result.disagreements)
 
@@ -121,9 +125,8 @@ def test_a_bug_only_in_the_z3_terms_is_found(monkeypatch: pytest.MonkeyPatch) ->
             return real(a, b)
         return ops.ite(a <= b, b, a)
 
-    monkeypatch.setattr(ops, "imin", wrong)
-    for module in ("transition", "controller"):
-        monkeypatch.setattr(f"kafkarep.symbolic.{module}.imin", wrong)
+    for module in ("terms", "symbolic.ops", "symbolic.transition", "rules.partition_change"):
+        monkeypatch.setattr(importlib.import_module(f"kafkarep.{module}"), "imin", wrong)
     cfg = load_model(MODELS / "kip966_small.toml")
     assert not agreement.check(cfg, 3).disagreements
     result = agreement.z3_check(cfg, 3, limit=20)
@@ -163,12 +166,12 @@ def test_free_elections_cover_the_exact_ones(cfg: ModelConfig) -> None:
 def test_a_free_election_of_an_ineligible_replica_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """A free choice that may always be unclean (any replica, in a clean election too): the
     cover check names a leader it elects from outside the ISR and ELR."""
-    real = controller.free_choice
+    real = Terms.widen_election
 
-    def wrong(enc, p, replicas, valid, unclean_ok, prior, first):  # type: ignore[no-untyped-def]
-        return real(enc, p, replicas, valid, lambda r: True, False, first)
+    def wrong(self, p, replicas, valid, unclean_ok, prior, first):  # type: ignore[no-untyped-def]
+        return real(self, p, replicas, valid, lambda r: True, False, first)
 
-    monkeypatch.setattr(controller, "free_choice", wrong)
+    monkeypatch.setattr(Terms, "widen_election", wrong)
     result = agreement.free_elections_cover(load_model(MODELS / "kip966_small.toml"), 6)
     assert any("elects" in d.problem for d in result.disagreements)
 
@@ -213,7 +216,7 @@ def test_the_commit_epochs_history_variable_is_read_by_nothing_else() -> None:
         elif instance.arg == "s":
             arg = enc.sets.var(f"a{k}")
         elif instance.arg == "h":
-            arg = enc.fresh(f"a{k}", controller.Snap)
+            arg = enc.fresh(f"a{k}", Snap)
         after = instance.update(x, arg)
         assert not mentions(ops.bool_term(instance.guard(x, arg))), instance.label
         others = after._replace(ghost=after.ghost._replace(committed_in=()))

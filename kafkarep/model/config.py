@@ -86,6 +86,7 @@ SECTIONS = {
         "unclean_leader_election",
         "reassignment_completion",
         "use_last_known_leader",
+        "last_known_leader_acceptable",
         "unclean_shutdown_detection",
         "disable_guards",
         "pending_isr_on_metadata",
@@ -188,6 +189,9 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
             elr,
             reassignment_completion=completion,
             use_last_known_leader=_bool(rules, "rules", "use_last_known_leader", True),
+            last_known_leader_acceptable=_bool(
+                rules, "rules", "last_known_leader_acceptable", False
+            ),
             unclean_shutdown_detection=detection,
             disabled_guards=frozenset(disabled),
             controller=_controller(rules, elr),

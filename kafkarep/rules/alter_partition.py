@@ -4,17 +4,22 @@ Kafka's `ReplicationControlManager.alterPartition` and `validateAlterPartitionDa
 (kafka-rules.md §2): the guards run in Kafka's order, so the first refusal carries Kafka's error
 code. An accepted request goes through the change builder, which may also complete a reassignment
 (R2.4) and, when that removes the requester, commit a new leader *and* answer NEW_LEADER_ELECTED.
+Written once for every domain (`kafkarep.rules.domain`).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from kafkarep.errors import Error
-from kafkarep.guards import first_failure, guard
-from kafkarep.metadata import ClusterMetadata, LeaderRecoveryState
-from kafkarep.rules.outcome import Changed, Outcome, Rejected, Unchanged
-from kafkarep.rules.partition_change import ChangeTargets, Election, build
+from kafkarep.guards import guard, refusal
+from kafkarep.metadata import LeaderRecoveryState
+from kafkarep.rules.domain import Metadata, domain_of
+from kafkarep.rules.outcome import Outcome
+from kafkarep.rules.partition_change import ChangeTargets, Election, build_record, committed
+from kafkarep.rules.record import Record
+from kafkarep.terms import Term, and_, eq, implies, ite, ne, not_, or_
 
 NO_EPOCH_CHECK = -1
 
@@ -25,6 +30,9 @@ class AlterPartitionRequest(NamedTuple):
     `new_isr` pairs each proposed member with the broker epoch the leader knows for it;
     NO_EPOCH_CHECK (-1) skips the check, as Kafka does. `broker_epoch` is the requester's own
     epoch (None: not checked). `version` is the request version (0-3).
+
+    What the rules read of a request (the prover's requests have the same properties): `isr`,
+    `proposals()`, `distinct`, `size`, `recovering`.
     """
 
     broker: int
@@ -39,93 +47,119 @@ class AlterPartitionRequest(NamedTuple):
     def isr_ids(self) -> tuple[int, ...]:
         return tuple(broker for broker, _ in self.new_isr)
 
+    @property
+    def isr(self) -> frozenset[int]:
+        """The proposed ISR as a set."""
+        return frozenset(self.isr_ids)
 
-Args = tuple[ClusterMetadata, AlterPartitionRequest]
+    def proposals(self) -> Iterator[tuple[Term, int, int]]:
+        """(proposed, member, the broker epoch sent for it), for every member that may be
+        proposed."""
+        for broker, epoch in self.new_isr:
+            yield True, broker, epoch
+
+    @property
+    def distinct(self) -> bool:
+        """No member twice, none negative (`Replicas.validateIsr`)."""
+        ids = self.isr_ids
+        return len(set(ids)) == len(ids) and all(b >= 0 for b in ids)
+
+    @property
+    def size(self) -> int:
+        return len(self.new_isr)
+
+    @property
+    def recovering(self) -> bool:
+        return self.leader_recovery_state == LeaderRecoveryState.RECOVERING
+
+
+Request = Any  # an AlterPartitionRequest, or the prover's request with the same properties
 
 
 @guard("alter_partition", Error.STALE_BROKER_EPOCH)
-def requester_epoch_current(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def requester_epoch_current(m: Metadata, r: Request) -> Term:
     """R2.1: the requester's broker epoch is its registered one (checked before anything else)."""
     if r.broker_epoch is None:
         return True
     registration = m.brokers.get(r.broker)
-    return registration.registered and registration.epoch == r.broker_epoch
+    return and_(registration.registered, eq(registration.epoch, r.broker_epoch))
 
 
 @guard("alter_partition", Error.NOT_CONTROLLER)
-def leader_epoch_not_ahead(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def leader_epoch_not_ahead(m: Metadata, r: Request) -> Term:
     """R2.3.1: a leader epoch above ours means this controller may be stale."""
     return r.leader_epoch <= m.partition.leader_epoch
 
 
 @guard("alter_partition", Error.NOT_CONTROLLER)
-def partition_epoch_not_ahead(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def partition_epoch_not_ahead(m: Metadata, r: Request) -> Term:
     """R2.3.2: likewise for the partition epoch."""
     return r.partition_epoch <= m.partition.partition_epoch
 
 
 @guard("alter_partition", Error.FENCED_LEADER_EPOCH)
-def leader_epoch_current(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def leader_epoch_current(m: Metadata, r: Request) -> Term:
     """R2.3.3: the request was sent in the current leader epoch."""
     return r.leader_epoch >= m.partition.leader_epoch
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
-def requester_is_leader(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def requester_is_leader(m: Metadata, r: Request) -> Term:
     """R2.3.4: only the current leader may alter the ISR."""
-    return r.broker == m.partition.leader
+    return eq(r.broker, m.partition.leader)
 
 
 @guard("alter_partition", Error.INVALID_UPDATE_VERSION)
-def partition_epoch_current(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def partition_epoch_current(m: Metadata, r: Request) -> Term:
     """R2.3.5, seed 004 §2.9: the request is based on the current partition epoch, so a stale
     proposal cannot undo a change the controller made meanwhile."""
     return r.partition_epoch >= m.partition.partition_epoch
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
-def isr_within_replicas(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def isr_within_replicas(m: Metadata, r: Request) -> Term:
     """R2.3.6 (`Replicas.validateIsr`): members are replicas, without duplicates or negatives."""
-    ids = r.isr_ids
-    replicas = m.partition.replicas
-    return len(set(ids)) == len(ids) and all(b >= 0 and b in replicas for b in ids)
+    d = domain_of(m)
+    return and_(r.distinct, d.subset(r.isr, d.members(m.partition.replicas)))
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
-def isr_includes_leader(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def isr_includes_leader(m: Metadata, r: Request) -> Term:
     """R2.3.7: the new ISR keeps the current leader."""
-    return m.partition.leader in r.isr_ids
+    return domain_of(m).has(r.isr, m.partition.leader)
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
-def recovering_isr_single(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def recovering_isr_single(m: Metadata, r: Request) -> Term:
     """R2.3.8: a recovering leader (after an unclean election) stays the only ISR member."""
-    return r.leader_recovery_state != LeaderRecoveryState.RECOVERING or len(r.new_isr) <= 1
+    return or_(not_(r.recovering), r.size <= 1)
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
-def no_return_to_recovering(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def no_return_to_recovering(m: Metadata, r: Request) -> Term:
     """R2.3.9: RECOVERED never goes back to RECOVERING."""
-    return not (
-        m.partition.leader_recovery_state == LeaderRecoveryState.RECOVERED
-        and r.leader_recovery_state == LeaderRecoveryState.RECOVERING
-    )
+    return not_(and_(not_(m.partition.recovering), r.recovering))
 
 
 @guard("alter_partition", Error.INELIGIBLE_REPLICA)
-def isr_members_eligible(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def isr_members_eligible(m: Metadata, r: Request) -> Term:
     """R2.3.10, KIP-841: every proposed member is registered, unfenced, not shutting down."""
-    return all(m.brokers.is_active(b) for b in r.isr_ids)
+    return and_(*(implies(proposed, m.brokers.is_active(b)) for proposed, b, _ in r.proposals()))
 
 
 @guard("alter_partition", Error.INELIGIBLE_REPLICA)
-def isr_member_epochs_current(m: ClusterMetadata, r: AlterPartitionRequest) -> bool:
+def isr_member_epochs_current(m: Metadata, r: Request) -> Term:
     """R2.3.10, KIP-903 (version 3 and up): each member's broker epoch, as the leader saw it in
     its fetches, is the registered one, so a replica that restarted (and may have lost its log)
     cannot be added on the strength of fetches from its previous life."""
     if r.version < 3:
         return True
-    return all(e == NO_EPOCH_CHECK or m.brokers.get(b).epoch == e for b, e in r.new_isr)
+    return and_(
+        *(
+            implies(proposed, or_(eq(e, NO_EPOCH_CHECK), eq(m.brokers.get(b).epoch, e)))
+            for proposed, b, e in r.proposals()
+        )
+    )
 
 
 GUARDS = (
@@ -144,31 +178,33 @@ GUARDS = (
 )
 
 
-def alter_partition(metadata: ClusterMetadata, request: AlterPartitionRequest) -> Outcome:
+def alter_partition(m: Metadata, r: Request) -> Outcome:
     """Validate in Kafka's order, then build; R2.4-R2.6."""
-    refused = first_failure(GUARDS, metadata.options.disabled_guards, metadata, request)
-    if refused is not None:
-        assert refused.error is not None
-        return Rejected(_by_version(refused.error, request.version), refused.qualified)
-    unclean = metadata.topic.unclean_leader_election
-    record = build(
-        metadata,
+    d = domain_of(m)
+
+    def code(error: Error) -> Term:
+        return d.code(_by_version(error, r.version))
+
+    refused = refusal(GUARDS, m.options.disabled_guards, code, m, r)
+    if refused.refused is True:
+        nothing = Record(d, m.partition)
+        return committed(m, nothing, refused=True, error=refused.error, guard=refused.guard)
+    unclean = m.topic.unclean_leader_election
+    record = build_record(
+        m,
         ChangeTargets(
-            isr=frozenset(request.isr_ids),
-            leader_recovery_state=request.leader_recovery_state,
+            isr=r.isr,
+            leader_recovery_state=r.recovering,
             election=Election.UNCLEAN if unclean else Election.ONLINE,
         ),
-        metadata.brokers.is_active,
+        m.brokers.is_active,
     )
-    if record is None:
-        return Unchanged()
-    registration = metadata.partition.apply(record)
-    if record.leader is not None and record.leader != request.broker:
-        # R2.6: the request completed a reassignment that moved leadership off the requester.
-        return Changed(
-            registration, record, error=_by_version(Error.NEW_LEADER_ELECTED, request.version)
-        )
-    return Changed(registration, record)
+    # R2.6: the request completed a reassignment that moved leadership off the requester
+    moved = and_(record.has("leader"), ne(record.get("leader"), r.broker))
+    answer = ite(moved, code(Error.NEW_LEADER_ELECTED), code(Error.NONE))
+    return committed(
+        m, record, refused=refused.refused, error=refused.error, guard=refused.guard, answer=answer
+    )
 
 
 def _by_version(error: Error, version: int) -> Error:

@@ -4,18 +4,21 @@ Kafka's `ReplicationControlManager.handleBrokerFenced`, `handleBrokerUnfenced`,
 `handleBrokerInControlledShutdown`, `handleBrokerUncleanShutdown` and
 `ClusterControlManager.registerBroker` (kafka-rules.md §5; seed 004 §1.2.2, §2.8, §2.9.1). Each
 touches exactly the partitions Kafka touches and runs the change builder once for them with the
-same helper (Kafka's `generateLeaderAndIsrUpdates`).
+same helper (Kafka's `generateLeaderAndIsrUpdates`). Written once for every domain
+(`kafkarep.rules.domain`).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kafkarep.errors import Error
-from kafkarep.guards import first_failure, guard
-from kafkarep.metadata import EMPTY, BrokerRegistration, BrokerRegistry, ClusterMetadata
-from kafkarep.rules.outcome import Changed, Outcome, Rejected, Unchanged
-from kafkarep.rules.partition_change import ChangeTargets, Election, build
+from kafkarep.guards import guard, refusal
+from kafkarep.rules.domain import Metadata, domain_of
+from kafkarep.rules.outcome import Outcome
+from kafkarep.rules.partition_change import ChangeTargets, Election, build_record, committed
+from kafkarep.rules.record import Record
+from kafkarep.terms import Term, and_, eq, ne, or_
 
 NOBODY = -1
 
@@ -37,124 +40,115 @@ class RegisterBroker(NamedTuple):
     -1 after an unclean shutdown (KIP-966 `PreviousBrokerEpoch`)."""
 
     broker: int
-    incarnation: int
-    previous_epoch: int = -1
+    incarnation: Any  # an int, or a term in the prover's domain
+    previous_epoch: Any = -1
 
 
 @guard("broker_events", Error.BROKER_ID_NOT_REGISTERED)
-def broker_registered(m: ClusterMetadata, broker: int) -> bool:
+def broker_registered(m: Metadata, broker: int) -> Term:
     """The event names a registered broker."""
     return m.brokers.get(broker).registered
 
 
-def fence_broker(metadata: ClusterMetadata, event: FenceBroker) -> Outcome:
+def fence_broker(m: Metadata, event: FenceBroker) -> Outcome:
     """R5.1: the broker leaves every ISR it is in; a partition it led gets a new leader."""
-    refused = _refused(metadata, event.broker)
+    refused = _refused(m, event.broker)
     if refused is not None:
         return refused
-    brokers = _update(metadata.brokers, event.broker, fenced=True)
-    if event.broker not in metadata.partition.isr:
-        return Unchanged(brokers)
-    return _commit(metadata, brokers, remove=event.broker)
+    brokers = _update(m.brokers, event.broker, fenced=True)
+    member = domain_of(m).has(m.partition.isr, event.broker)
+    return _commit(m, brokers, member, remove=event.broker)
 
 
-def controlled_shutdown(metadata: ClusterMetadata, event: ControlledShutdown) -> Outcome:
+def controlled_shutdown(m: Metadata, event: ControlledShutdown) -> Outcome:
     """R5.2: marked shutting down (so ineligible and unacceptable), then the fencing treatment."""
-    refused = _refused(metadata, event.broker)
+    refused = _refused(m, event.broker)
     if refused is not None:
         return refused
-    brokers = _update(metadata.brokers, event.broker, in_controlled_shutdown=True)
-    if event.broker not in metadata.partition.isr:
-        return Unchanged(brokers)
-    return _commit(metadata, brokers, remove=event.broker)
+    brokers = _update(m.brokers, event.broker, in_controlled_shutdown=True)
+    member = domain_of(m).has(m.partition.isr, event.broker)
+    return _commit(m, brokers, member, remove=event.broker)
 
 
-def unfence_broker(metadata: ClusterMetadata, event: UnfenceBroker) -> Outcome:
+def unfence_broker(m: Metadata, event: UnfenceBroker) -> Outcome:
     """R5.3: only a leaderless partition is revisited; a led one waits for its leader's
     AlterPartition to take the broker back."""
-    refused = _refused(metadata, event.broker)
+    refused = _refused(m, event.broker)
     if refused is not None:
         return refused
-    brokers = _update(metadata.brokers, event.broker, fenced=False)
-    if metadata.partition.has_leader:
-        return Unchanged(brokers)
-    return _commit(metadata, brokers, add=event.broker)
+    brokers = _update(m.brokers, event.broker, fenced=False)
+    return _commit(m, brokers, eq(m.partition.leader, NOBODY), add=event.broker)
 
 
-def register_broker(metadata: ClusterMetadata, event: RegisterBroker) -> Outcome:
+def register_broker(m: Metadata, event: RegisterBroker) -> Outcome:
     """R5.4-R5.5: a new, fenced registration with a new broker epoch; a restart that was not
     clean removes the broker from ISR and ELR first (metadata version 4.0-IV1 and up)."""
-    previous = metadata.brokers.get(event.broker)
-    brokers = metadata.brokers.with_broker(
-        event.broker,
-        BrokerRegistration(
-            registered=True,
-            fenced=True,
-            in_controlled_shutdown=False,
-            epoch=metadata.brokers.next_epoch(),
-            incarnation=event.incarnation,
-        ),
-    )
-    if not (metadata.options.unclean_shutdown_handling and _was_unclean(metadata, previous, event)):
-        return Unchanged(brokers)
-    p = metadata.partition
-    if event.broker not in p.isr and event.broker not in p.elr:
-        return Unchanged(brokers)
-    return _commit(metadata, brokers, unclean=event.broker)
+    d, p = domain_of(m), m.partition
+    previous = m.brokers.get(event.broker)
+    registration = d.registration(True, False, m.brokers.next_epoch(), event.incarnation)
+    brokers = m.brokers.with_broker(event.broker, registration)
+    if not m.options.unclean_shutdown_handling:
+        return _commit(m, brokers, False)
+    member = or_(d.has(p.isr, event.broker), d.has(p.elr, event.broker))
+    unclean = and_(_was_unclean(m, previous, event), member)
+    return _commit(m, brokers, unclean, unclean=event.broker)
 
 
-def unclean_shutdown(metadata: ClusterMetadata, broker: int) -> Outcome:
+def unclean_shutdown(m: Metadata, broker: int) -> Outcome:
     """A restart after an unclean shutdown: re-registration under a new incarnation."""
-    previous = metadata.brokers.get(broker)
-    return register_broker(metadata, RegisterBroker(broker, previous.incarnation + 1))
+    previous = m.brokers.get(broker)
+    return register_broker(m, RegisterBroker(broker, previous.incarnation + 1))
 
 
-def _was_unclean(
-    metadata: ClusterMetadata, previous: BrokerRegistration, event: RegisterBroker
-) -> bool:
-    if not previous.registered or previous.incarnation == event.incarnation:
-        return False
-    if metadata.options.unclean_shutdown_detection == "previous-epoch":
-        return event.previous_epoch != previous.epoch
-    return True  # Kafka 4.0 snapshot: every new incarnation counts (R5.4)
+def _was_unclean(m: Metadata, previous: Any, event: RegisterBroker) -> Term:
+    renewed = and_(previous.registered, ne(previous.incarnation, event.incarnation))
+    if m.options.unclean_shutdown_detection == "previous-epoch":
+        # the KIP-966 design: a broker that presents its last epoch shut down cleanly
+        return and_(renewed, ne(event.previous_epoch, previous.epoch))
+    return renewed  # Kafka 4.0 snapshot: every new incarnation counts (R5.4)
 
 
 def _commit(
-    metadata: ClusterMetadata,
-    brokers: BrokerRegistry,
+    m: Metadata,
+    brokers: Any,
+    when: Term,
     remove: int = NOBODY,
     add: int = NOBODY,
     unclean: int = NOBODY,
 ) -> Outcome:
-    """Kafka's `generateLeaderAndIsrUpdates`: drop the removed (or unclean) broker from the ISR,
-    and elect with an acceptable-leader test that excludes it and admits the broker being added."""
+    """Kafka's `generateLeaderAndIsrUpdates`, for the partition when `when` holds: drop the
+    removed (or unclean) broker from the ISR, and elect with an acceptable-leader test that
+    excludes it and admits the broker being added."""
+    d, p = domain_of(m), m.partition
+    if when is False:
+        return committed(m, Record(d, p), brokers=brokers)
 
-    def acceptable(replica: int) -> bool:
+    def acceptable(replica: int) -> Term:
         if replica in (remove, unclean):
             return False
-        return replica == add or metadata.brokers.is_active(replica)
+        return True if replica == add else m.brokers.is_active(replica)
 
-    p = metadata.partition
+    gone = d.union(*(d.single(b) for b in (remove, unclean) if b != NOBODY))
+    unclean_topic = m.topic.unclean_leader_election
     targets = ChangeTargets(
-        isr=p.isr - {remove, unclean},
-        election=Election.UNCLEAN if metadata.topic.unclean_leader_election else Election.ONLINE,
-        unclean_shutdown_replicas=frozenset({unclean}) if unclean != NOBODY else EMPTY,
+        isr=d.minus(p.isr, gone),
+        election=Election.UNCLEAN if unclean_topic else Election.ONLINE,
+        unclean_shutdown_replicas=d.single(unclean) if unclean != NOBODY else d.empty,
     )
-    record = build(metadata, targets, acceptable)
-    if record is None:
-        return Unchanged(brokers)
-    return Changed(p.apply(record), record, brokers)
+    record = build_record(m, targets, acceptable)
+    record.only_when(when)
+    return committed(m, record, brokers=brokers)
 
 
-def _refused(metadata: ClusterMetadata, broker: int) -> Rejected | None:
-    refused = first_failure(
-        (broker_registered,), metadata.options.disabled_guards, metadata, broker
-    )
-    if refused is None:
+def _refused(m: Metadata, broker: int) -> Outcome | None:
+    d = domain_of(m)
+    refused = refusal((broker_registered,), m.options.disabled_guards, d.code, m, broker)
+    if refused.refused is False:
         return None
-    assert refused.error is not None
-    return Rejected(refused.error, refused.qualified)
+    assert refused.refused is True, "a broker event names a broker the model registers"
+    nothing = Record(d, m.partition)
+    return committed(m, nothing, refused=True, error=refused.error, guard=refused.guard)
 
 
-def _update(brokers: BrokerRegistry, broker: int, **changes: bool) -> BrokerRegistry:
+def _update(brokers: Any, broker: int, **changes: Any) -> Any:
     return brokers.with_broker(broker, brokers.get(broker)._replace(**changes))

@@ -3,6 +3,7 @@
 Kafka's `ReplicationControlManager.electLeader`, which also serves automatic leader balancing
 (PREFERRED on imbalanced partitions) and the periodic unclean election of leaderless partitions
 (seed 004 §2.8 covers the elections the controller makes on its own; those are broker events).
+Written once for every domain (`kafkarep.rules.domain`).
 """
 
 from __future__ import annotations
@@ -10,60 +11,66 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kafkarep.errors import Error
-from kafkarep.guards import first_failure, guard
-from kafkarep.metadata import ClusterMetadata, PartitionChangeRecord
-from kafkarep.rules.outcome import Changed, Outcome, Rejected
-from kafkarep.rules.partition_change import ChangeTargets, Election, build
+from kafkarep.guards import guard, refusal
+from kafkarep.metadata import NO_LEADER
+from kafkarep.rules.domain import Metadata, domain_of
+from kafkarep.rules.outcome import Outcome
+from kafkarep.rules.partition_change import ChangeTargets, Election, build_record, committed
+from kafkarep.rules.record import Record
+from kafkarep.terms import Term, and_, eq, ite, ne, not_, or_
 
 
 class ElectLeadersRequest(NamedTuple):
     election: Election  # PREFERRED or UNCLEAN
 
 
-@guard("elections", Error.ELECTION_NOT_NEEDED)
-def election_needed(m: ClusterMetadata, r: ElectLeadersRequest) -> bool:
-    """R4.1: nothing to do when the preferred replica already leads, or, for an unclean
-    election, when there is any leader."""
-    p = m.partition
-    if r.election == Election.PREFERRED:
-        return not (p.replicas and p.leader == p.replicas[0])
-    return not p.has_leader
-
-
 @guard("elections", Error.INVALID_REQUEST)
-def election_type_supported(m: ClusterMetadata, r: ElectLeadersRequest) -> bool:
+def election_type_supported(m: Metadata, r: ElectLeadersRequest) -> Term:
     """An ElectLeaders request is PREFERRED or UNCLEAN."""
     return r.election in (Election.PREFERRED, Election.UNCLEAN)
 
 
+@guard("elections", Error.ELECTION_NOT_NEEDED)
+def election_needed(m: Metadata, r: ElectLeadersRequest) -> Term:
+    """R4.1: nothing to do when the preferred replica already leads, or, for an unclean
+    election, when there is any leader."""
+    p = m.partition
+    if r.election == Election.PREFERRED:
+        preferred = domain_of(m).first(p.replicas)
+        return not_(and_(ne(preferred, NO_LEADER), eq(p.leader, preferred)))
+    return eq(p.leader, NO_LEADER)
+
+
 @guard("elections", Error.PREFERRED_LEADER_NOT_AVAILABLE)
-def preferred_leader_available(record: PartitionChangeRecord | None) -> bool:
+def preferred_leader_available(record: Record) -> Term:
     """R4.2: a preferred election that changes nothing found no valid leader."""
-    return record is not None
+    return not_(record.noop())
 
 
 @guard("elections", Error.ELIGIBLE_LEADERS_NOT_AVAILABLE)
-def eligible_leader_available(record: PartitionChangeRecord | None) -> bool:
+def eligible_leader_available(record: Record) -> Term:
     """R4.2: an unclean election that changes nothing found no live replica."""
-    return record is not None
+    return not_(record.noop())
 
 
 GUARDS = (election_type_supported, election_needed)
 
 
-def elect_leaders(metadata: ClusterMetadata, request: ElectLeadersRequest) -> Outcome:
+def elect_leaders(m: Metadata, request: ElectLeadersRequest) -> Outcome:
     """R4.2: any record counts as success; no record means no leader could be chosen."""
-    refused = first_failure(GUARDS, metadata.options.disabled_guards, metadata, request)
-    if refused is not None:
-        assert refused.error is not None
-        return Rejected(refused.error, refused.qualified)
-    record = build(metadata, ChangeTargets(election=request.election), metadata.brokers.is_active)
-    found = (
-        preferred_leader_available
-        if request.election == Election.PREFERRED
-        else eligible_leader_available
+    d, disabled = domain_of(m), m.options.disabled_guards
+    refused = refusal(GUARDS, disabled, d.code, m, request)
+    if refused.refused is True:
+        nothing = Record(d, m.partition)
+        return committed(m, nothing, refused=True, error=refused.error, guard=refused.guard)
+    record = build_record(m, ChangeTargets(election=request.election), m.brokers.is_active)
+    preferred = request.election == Election.PREFERRED
+    found = preferred_leader_available if preferred else eligible_leader_available
+    none_found = refusal((found,), disabled, d.code, record)
+    return committed(
+        m,
+        record,
+        refused=or_(refused.refused, none_found.refused),
+        error=ite(refused.refused, refused.error, none_found.error),
+        guard=none_found.guard,
     )
-    if record is None:
-        assert found.error is not None
-        return Rejected(found.error, found.qualified)
-    return Changed(metadata.partition.apply(record), record)

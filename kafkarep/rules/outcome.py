@@ -1,11 +1,31 @@
-"""What a controller rule returns: a committed change, no change, or a rejection."""
+"""What a controller rule returns: a committed change, no change, or a rejection.
+
+A rule decides in any domain (`Decision`); the domain turns the decision into its outcome. In the
+concrete domain that is one of `Changed`, `Unchanged` and `Rejected`.
+"""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kafkarep.errors import Error
 from kafkarep.metadata import BrokerRegistry, PartitionChangeRecord, PartitionRegistration
+from kafkarep.rules.record import Record
+from kafkarep.terms import Term
+
+
+class Decision(NamedTuple):
+    """What a rule decided, in any domain: refused (with the first refusing guard's error), or
+    the record built (an empty record: no change), the broker registry after, and the code Kafka
+    answers a committed change with (NEW_LEADER_ELECTED) or NONE. Codes are the domain's
+    (`code`)."""
+
+    record: Record
+    refused: Term = False
+    error: Term = Error.NONE
+    guard: str | None = None  # the refusing guard, when the refusal is a constant
+    brokers: Any = None  # the registry after, when the rule changes it
+    answer: Term = Error.NONE
 
 
 class Changed(NamedTuple):

@@ -1,33 +1,32 @@
 """The partition change builder: from a registration and targets to one change record.
 
-Follows Kafka's `PartitionChangeBuilder.build` (kafka-rules.md §1) step by step, each step a
-function: complete a reassignment (§1.1), recompute ELR (§1.3), elect a leader (§1.2), bump the
-leader epoch when a replica leaves (§1.4), write the ELR, ISR and last-known-leader fields (§1.3,
-§1.5), then the assignment and the leader recovery state. Seed 004 §2.8-§2.9 describe the same
-rules in prose; seed 000 §4.2 describes completion differently, which `reassignment_completion =
-"seed-000"` selects.
+Follows Kafka's `PartitionChangeBuilder.build` step by step, each step a function: complete a
+reassignment, recompute the ELR, elect a leader, bump the leader epoch when a replica leaves,
+write the ELR, ISR and last-known-leader fields, then the assignment and the leader recovery
+state. `reassignment_completion = "seed-000"` selects a reading of completion that is not
+Kafka's (seed 000 §4.2).
 
 Every other controller rule (AlterPartition, reassignment, elections, broker events) ends here.
+Written once for every domain (`kafkarep.rules.domain`): conditions are terms, so a step that
+Kafka takes only in some states is written as a choice (`ite`, `pick`) rather than an early
+return; in the concrete domain every choice is a Python value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from kafkarep.errors import Error
 from kafkarep.guards import guard
-from kafkarep.metadata import (
-    EMPTY,
-    NO_LEADER,
-    ClusterMetadata,
-    LeaderRecoveryState,
-    PartitionChangeRecord,
-    PartitionRegistration,
-)
-from kafkarep.rules.outcome import Changed, Unchanged
+from kafkarep.metadata import NO_LEADER, LeaderRecoveryState, PartitionChangeRecord
+from kafkarep.rules.domain import Metadata, domain_of
+from kafkarep.rules.outcome import Decision, Outcome
+from kafkarep.rules.record import Record
+from kafkarep.terms import Term, and_, eq, imin, ite, ne, not_, or_
 
-AcceptableLeader = Callable[[int], bool]
+AcceptableLeader = Callable[[int], Term]
 
 
 class Election(IntEnum):
@@ -37,42 +36,46 @@ class Election(IntEnum):
 
 
 class ChangeTargets(NamedTuple):
-    """The builder's inputs; None keeps the current value."""
+    """The builder's inputs; None keeps the current value. `leader_recovery_state` is a
+    LeaderRecoveryState, or a boolean term (RECOVERING) in another domain."""
 
-    isr: frozenset[int] | None = None
-    replicas: tuple[int, ...] | None = None
-    adding: frozenset[int] | None = None
-    removing: frozenset[int] | None = None
-    elr: frozenset[int] | None = None
-    last_known_elr: frozenset[int] | None = None
-    leader_recovery_state: LeaderRecoveryState | None = None
+    isr: Any = None
+    replicas: Any = None
+    adding: Any = None
+    removing: Any = None
+    elr: Any = None
+    last_known_elr: Any = None
+    leader_recovery_state: Any = None
     election: Election = Election.ONLINE
-    unclean_shutdown_replicas: frozenset[int] = EMPTY
+    unclean_shutdown_replicas: Any = None
 
 
-class _Targets(NamedTuple):
+class Targets(NamedTuple):
     """The working targets as the steps of `build` refine them."""
 
-    isr: frozenset[int]
-    replicas: tuple[int, ...]
-    adding: frozenset[int]
-    removing: frozenset[int]
-    elr: frozenset[int]
-    last_known_elr: frozenset[int]
+    isr: Term
+    replicas: Any
+    adding: Term
+    removing: Term
+    elr: Term
+    last_known_elr: Term
 
 
 @guard("partition_change")
-def unclean_shutdown_leaves_elr(replica: int, unclean_shutdown: frozenset[int]) -> bool:
+def unclean_shutdown_leaves_elr(m: Metadata, replica: int, unclean_shutdown: Term) -> Term:
     """A replica that may have lost unflushed data in an unclean shutdown leaves ELR (KIP-966)."""
-    return replica not in unclean_shutdown
+    return not_(domain_of(m).has(unclean_shutdown, replica))
 
 
-def build(
-    metadata: ClusterMetadata, change: ChangeTargets, acceptable: AcceptableLeader
-) -> PartitionChangeRecord | None:
-    """The change record Kafka's builder emits, or None when nothing changes (R0.3)."""
-    p, options = metadata.partition, metadata.options
-    t = _Targets(
+def effective_min_isr(m: Metadata) -> Term:
+    """min(min.insync.replicas, replica count), counting adding and removing (R0.5)."""
+    return imin(m.topic.min_isr, domain_of(m).count(m.partition.replicas))
+
+
+def build_record(m: Metadata, change: ChangeTargets, acceptable: AcceptableLeader) -> Record:
+    """The change record Kafka's builder emits, under construction (empty: no change, R0.3)."""
+    d, p, options = domain_of(m), m.partition, m.options
+    t = Targets(
         isr=p.isr if change.isr is None else change.isr,
         replicas=p.replicas if change.replicas is None else change.replicas,
         adding=p.adding if change.adding is None else change.adding,
@@ -80,208 +83,226 @@ def build(
         elr=p.elr if change.elr is None else change.elr,
         last_known_elr=p.last_known_elr if change.last_known_elr is None else change.last_known_elr,
     )
+    seed = options.reassignment_completion == "seed-000"
     removing_before = t.removing
-    t, completed = _complete_reassignment(metadata, t)
-    t = _populate_elr(metadata, t, change.unclean_shutdown_replicas)
-    if completed and options.reassignment_completion == "seed-000":
+    t, completed = _complete_reassignment(m, t)
+    unclean_shutdown = change.unclean_shutdown_replicas
+    t = _populate_elr(m, t, d.empty if unclean_shutdown is None else unclean_shutdown)
+    if seed:
         # Seed 000 §4.2 step 3: the removed replicas leave the ELR too.
         t = t._replace(
-            elr=t.elr - removing_before, last_known_elr=t.last_known_elr - removing_before
+            elr=d.pick(completed, d.minus(t.elr, removing_before), t.elr),
+            last_known_elr=d.pick(
+                completed, d.minus(t.last_known_elr, removing_before), t.last_known_elr
+            ),
         )
+    record = Record(d, p)
+    t = _try_election(m, t, record, change.election, acceptable)
+    # R1.4.2b: a replica leaves the set: the leader epoch moves
+    leaves = not_(d.subset(d.members(p.replicas), d.members(t.replicas)))
+    record.set("leader", and_(not_(record.has("leader")), leaves), p.leader)
+    if seed:  # seed 000 §4.2: every completion bumps it
+        record.set("leader", and_(completed, not_(record.has("leader"))), p.leader)
+    _record_elr(m, t, record)
+    # R1.5.1: the ISR is written when it changed (an empty one only with ELR on)
+    written = or_(not_(d.is_empty(t.isr)), options.elr_enabled)
+    isr_changed = and_(written, not_(d.same(t.isr, p.isr)))
+    record.set("isr", and_(not_(record.has("isr")), isr_changed), t.isr)
+    if options.leader_epoch_bump_on_isr_shrink:
+        # R1.4.2c, before metadata version 3.6-IV0 (KAFKA-15021): a shrink bumps the epoch
+        shrinks = and_(record.has("isr"), not_(d.subset(p.isr, record.get("isr"))))
+        record.set("leader", and_(not_(record.has("leader")), shrinks), p.leader)
+    _record_last_known_leader(m, record)
+    _record_assignment(m, t, record)
+    target = change.leader_recovery_state
+    if target is not None:
+        recovering = target == LeaderRecoveryState.RECOVERING if _is_state(target) else target
+        record.set("recovering", ne(recovering, p.recovering), recovering)
+    return record
 
-    record = PartitionChangeRecord()
-    t, record = _try_election(metadata, t, record, change.election, acceptable)
-    if record.leader is None and not set(p.replicas) <= set(t.replicas):
-        record = record._replace(leader=p.leader)  # R1.4.2b: a replica leaves the set
-    if completed and options.reassignment_completion == "seed-000" and record.leader is None:
-        record = record._replace(leader=p.leader)  # seed 000 §4.2: every completion bumps it
-    record = _record_elr(metadata, t, record)
-    if record.isr is None and (t.isr or options.elr_enabled) and t.isr != p.isr:
-        record = record._replace(isr=t.isr)  # R1.5.1
-    if (
-        options.leader_epoch_bump_on_isr_shrink
-        and record.leader is None
-        and record.isr is not None
-        and not p.isr <= record.isr
-    ):
-        record = record._replace(leader=p.leader)  # R1.4.2c, KAFKA-15021
-    record = _record_last_known_leader(metadata, record)
-    record = _record_assignment(p, t, record)
-    target_state = change.leader_recovery_state
-    if target_state is not None and target_state != p.leader_recovery_state:
-        record = record._replace(leader_recovery_state=target_state)
-    return None if record.is_noop() else record
+
+def _is_state(value: object) -> bool:
+    return isinstance(value, LeaderRecoveryState)
 
 
-def partition_change(metadata: ClusterMetadata, change: ChangeTargets) -> Changed | Unchanged:
+def build(
+    m: Metadata, change: ChangeTargets, acceptable: AcceptableLeader
+) -> PartitionChangeRecord | None:
+    """The change record Kafka's builder emits, or None when nothing changes (concrete)."""
+    return domain_of(m).change_record(build_record(m, change, acceptable))
+
+
+def partition_change(m: Metadata, change: ChangeTargets) -> Outcome:
     """Run the builder with Kafka's acceptable-leader test (R0.4) and commit what it emits."""
-    record = build(metadata, change, metadata.brokers.is_active)
-    return commit(metadata.partition, record)
+    return committed(m, build_record(m, change, m.brokers.is_active))
 
 
-def commit(
-    partition: PartitionRegistration, record: PartitionChangeRecord | None
-) -> Changed | Unchanged:
-    if record is None:
-        return Unchanged()
-    return Changed(partition.apply(record), record)
+def committed(m: Metadata, record: Record, **decision: Any) -> Any:
+    """The domain's outcome of a decision (`Decision`) with this record; the codes not given
+    are NONE."""
+    d = domain_of(m)
+    none = d.code(Error.NONE)
+    decision.setdefault("error", none)
+    decision.setdefault("answer", none)
+    return d.outcome(m.partition, Decision(record, **decision))
 
 
-def _complete_reassignment(metadata: ClusterMetadata, t: _Targets) -> tuple[_Targets, bool]:
+def _complete_reassignment(m: Metadata, t: Targets) -> tuple[Targets, Term]:
     """R1.1: finish the reassignment when the final ISR covers the final replicas."""
-    if not (t.adding or t.removing):
+    d = domain_of(m)
+    ongoing = or_(not_(d.is_empty(t.adding)), not_(d.is_empty(t.removing)))
+    if ongoing is False:
         return t, False
-    final_isr = t.isr - t.removing
-    final_replicas = tuple(r for r in t.replicas if r not in t.removing)
-    if t.removing and (not final_isr or not final_replicas):
-        return t, False
-    if metadata.options.reassignment_completion == "seed-000":
+    final_isr = d.minus(t.isr, t.removing)
+    final_replicas = d.keep(t.replicas, lambda r: not_(d.has(t.removing, r)))
+    count = d.count(final_replicas)
+    blocked = and_(not_(d.is_empty(t.removing)), or_(d.is_empty(final_isr), eq(count, 0)))
+    if m.options.reassignment_completion == "seed-000":
         # Seed 000 §4.2: final ISR >= MinISR and every *adding* replica in it (§4.1.2: a removal
         # also needs a final replica set of at least MinISR).
-        min_isr = metadata.effective_min_isr
-        if len(final_isr) < min_isr or len(final_replicas) < min_isr or not t.adding <= final_isr:
-            return t, False
-    elif not set(final_replicas) <= final_isr:
-        return t, False
-    return t._replace(isr=final_isr, replicas=final_replicas, adding=EMPTY, removing=EMPTY), True
-
-
-def _populate_elr(
-    metadata: ClusterMetadata, t: _Targets, unclean_shutdown: frozenset[int]
-) -> _Targets:
-    """R1.3.1-R1.3.2: below MinISR, replicas leaving the ISR join the ELR."""
-    if not metadata.options.elr_enabled:
-        return t
-    if len(t.isr) >= metadata.effective_min_isr:
-        return t._replace(elr=EMPTY, last_known_elr=EMPTY)
-    candidates = t.elr | metadata.partition.isr
-    disabled = metadata.options.disabled_guards
-    elr = frozenset(
-        r
-        for r in candidates - t.isr
-        if unclean_shutdown_leaves_elr.passes(disabled, r, unclean_shutdown)
+        min_isr = effective_min_isr(m)
+        too_few = or_(d.size(final_isr) < min_isr, count < min_isr)
+        ready = and_(not_(too_few), d.subset(t.adding, final_isr))
+    else:
+        ready = d.subset(d.members(final_replicas), final_isr)
+    completed = and_(ongoing, not_(blocked), ready)
+    done = Targets(final_isr, final_replicas, d.empty, d.empty, t.elr, t.last_known_elr)
+    return (
+        Targets(
+            d.pick(completed, done.isr, t.isr),
+            d.pick_list(completed, done.replicas, t.replicas),
+            d.pick(completed, d.empty, t.adding),
+            d.pick(completed, d.empty, t.removing),
+            t.elr,
+            t.last_known_elr,
+        ),
+        completed,
     )
-    last_known = (candidates | t.last_known_elr) - t.isr - elr
-    return t._replace(elr=elr, last_known_elr=last_known)
+
+
+def _populate_elr(m: Metadata, t: Targets, unclean_shutdown: Term) -> Targets:
+    """R1.3.1-R1.3.2: below MinISR, replicas leaving the ISR join the ELR."""
+    if not m.options.elr_enabled:
+        return t
+    d = domain_of(m)
+    at_min = d.size(t.isr) >= effective_min_isr(m)
+    candidates = d.union(t.elr, m.partition.isr)
+    disabled = m.options.disabled_guards
+    elr = d.only(
+        d.minus(candidates, t.isr),
+        lambda r: unclean_shutdown_leaves_elr.passes(disabled, m, r, unclean_shutdown),
+    )
+    last_known = d.minus(d.minus(d.union(candidates, t.last_known_elr), t.isr), elr)
+    return t._replace(
+        elr=d.pick(at_min, d.empty, elr), last_known_elr=d.pick(at_min, d.empty, last_known)
+    )
 
 
 def _try_election(
-    metadata: ClusterMetadata,
-    t: _Targets,
-    record: PartitionChangeRecord,
-    election: Election,
-    acceptable: AcceptableLeader,
-) -> tuple[_Targets, PartitionChangeRecord]:
-    """R1.2.5: record the elected leader; an ELR leader becomes the ISR, an unclean one too."""
-    p = metadata.partition
-    leader, unclean = elect_leader(metadata, t.isr, t.elr, t.replicas, election, acceptable)
-    if leader == p.leader:
-        return t, record
-    if leader in t.elr:
-        t = t._replace(isr=frozenset({leader}), elr=t.elr - {leader})
-    record = record._replace(leader=leader)
-    if unclean:
-        record = record._replace(isr=frozenset({leader}))
-        if (
-            p.leader_recovery_state != LeaderRecoveryState.RECOVERING
-            and metadata.options.leader_recovery_supported
-        ):
-            record = record._replace(leader_recovery_state=LeaderRecoveryState.RECOVERING)
-    return t, record
+    m: Metadata, t: Targets, record: Record, election: Election, acceptable: AcceptableLeader
+) -> Targets:
+    """R1.2.5: record the elected leader; an ELR leader becomes the ISR, an unclean one too and
+    its recovery state RECOVERING (where the metadata version has it)."""
+    d, p = domain_of(m), m.partition
+    leader, unclean = elect_leader(m, t, election, acceptable)
+    changed = ne(leader, p.leader)
+    from_elr = and_(changed, d.has(t.elr, leader))
+    t = t._replace(
+        isr=d.pick(from_elr, d.single(leader), t.isr),
+        elr=d.pick(from_elr, d.minus(t.elr, d.single(leader)), t.elr),
+    )
+    record.set("leader", changed, leader)
+    record.set("isr", and_(changed, unclean), d.single(leader))
+    if m.options.leader_recovery_supported:
+        record.set("recovering", and_(changed, unclean, not_(p.recovering)), True)
+    return t
 
 
 def elect_leader(
-    metadata: ClusterMetadata,
-    isr: frozenset[int],
-    elr: frozenset[int],
-    replicas: tuple[int, ...],
-    election: Election,
-    acceptable: AcceptableLeader,
-) -> tuple[int, bool]:
-    """R1.2.2-R1.2.4: (new leader or NO_LEADER, whether the election was unclean)."""
-    p = metadata.partition
+    m: Metadata, t: Targets, election: Election, acceptable: AcceptableLeader
+) -> tuple[Term, Term]:
+    """R1.2.2-R1.2.4: (the new leader or NO_LEADER, whether the election was unclean): the
+    first choice, in Kafka's order, whose condition holds."""
+    d, p, options = domain_of(m), m.partition, m.options
 
-    def valid(replica: int) -> bool:
+    def valid(replica: int) -> Term:
         # R1.2.1: in the ISR, or in the ELR when the ISR is empty; and acceptable.
-        return (replica in isr or (not isr and replica in elr)) and acceptable(replica)
+        in_elr = and_(d.is_empty(t.isr), d.has(t.elr, replica))
+        return and_(or_(d.has(t.isr, replica), in_elr), acceptable(replica))
 
+    choices: list[tuple[Term, Term, Term]] = []  # (condition, leader, unclean)
+    replicas = list(d.slots(t.replicas))
     if election == Election.PREFERRED:
-        if replicas and valid(replicas[0]):
-            return replicas[0], False
-        if valid(p.leader):
-            return p.leader, False
+        preferred = d.first(t.replicas)
+        choices.append((d.for_id(preferred, valid), preferred, False))
+        choices.append((d.for_id(p.leader, valid), p.leader, False))
         candidates = replicas[1:]
     else:
-        if valid(p.leader):
-            return p.leader, False
+        choices.append((d.for_id(p.leader, valid), p.leader, False))
         candidates = replicas
     for replica in candidates:
-        if valid(replica):
-            return replica, False
-    if _can_elect_last_known_leader(metadata, isr, elr):
-        # Quirk of Kafka 4.0 (R1.2.4): the last known leader's acceptability is not checked.
-        return next(iter(p.last_known_elr)), True
+        choices.append((d.for_id(replica, valid), replica, False))
+    if options.elr_enabled and options.use_last_known_leader:
+        # R1.2.4: the last known leader, when it is the only one known
+        last_known = d.only_member(p.last_known_elr)
+        alone = and_(d.is_empty(t.isr), d.is_empty(t.elr), eq(d.size(p.last_known_elr), 1))
+        if options.last_known_leader_acceptable:
+            # KAFKA-19522 (4.1.0): only if acceptable; Kafka 4.0 did not check
+            alone = and_(alone, d.for_id(last_known, acceptable))
+        choices.append((alone, last_known, True))
+    clean = len(choices)
     if election == Election.UNCLEAN:
         for replica in replicas:
-            if acceptable(replica):
-                return replica, True
-    return NO_LEADER, False
+            choices.append((d.for_id(replica, acceptable), replica, True))
+    leader: Term = NO_LEADER
+    unclean: Term = False
+    for condition, who, how in reversed(choices):
+        leader = ite(condition, who, leader)
+        unclean = ite(condition, how, unclean)
+    if election == Election.PREFERRED:
+        return leader, unclean
+    prior = or_(*(condition for condition, _, _ in choices[:clean]))
+    dirty = acceptable if election == Election.UNCLEAN else None
+    return d.widen_election(p, t.replicas, valid, dirty, prior, (leader, unclean))
 
 
-def _can_elect_last_known_leader(
-    metadata: ClusterMetadata, isr: frozenset[int], elr: frozenset[int]
-) -> bool:
-    options = metadata.options
-    return (
-        options.elr_enabled
-        and options.use_last_known_leader
-        and not isr
-        and not elr
-        and len(metadata.partition.last_known_elr) == 1
-    )
-
-
-def _record_elr(
-    metadata: ClusterMetadata, t: _Targets, record: PartitionChangeRecord
-) -> PartitionChangeRecord:
+def _record_elr(m: Metadata, t: Targets, record: Record) -> None:
     """R1.3.3-R1.3.4, R1.3.6: the ELR field, and the last-known ELR in its KIP-966 meaning."""
-    p, options = metadata.partition, metadata.options
-    elr, last_known = t.elr, t.last_known_elr
-    if record.isr is not None or not options.elr_enabled:
-        elr, last_known = EMPTY, EMPTY
-    if elr != p.elr:
-        record = record._replace(elr=elr)
+    d, p, options = domain_of(m), m.partition, m.options
+    if options.elr_enabled:
+        elr = d.pick(record.has("isr"), d.empty, t.elr)
+        last_known = d.pick(record.has("isr"), d.empty, t.last_known_elr)
+    else:
+        elr = last_known = d.empty
+    record.set("elr", not_(d.same(elr, p.elr)), elr)
     if options.use_last_known_leader:
-        return record  # the field then holds the last known leader, written later (R1.3.5)
-    if last_known != p.last_known_elr:
-        record = record._replace(last_known_elr=last_known)
-    return record
+        return  # the field then holds the last known leader, written later (R1.3.5)
+    record.set("last_known_elr", not_(d.same(last_known, p.last_known_elr)), last_known)
 
 
-def _record_last_known_leader(
-    metadata: ClusterMetadata, record: PartitionChangeRecord
-) -> PartitionChangeRecord:
+def _record_last_known_leader(m: Metadata, record: Record) -> None:
     """R1.3.5: remember the leader when the ISR empties; forget it once there is a leader."""
-    p, options = metadata.partition, metadata.options
+    options = m.options
     if not (options.use_last_known_leader and options.elr_enabled):
-        return record
-    if record.isr is not None and not record.isr and p.last_known_elr != frozenset({p.leader}):
-        return record._replace(last_known_elr=frozenset({p.leader}))
-    will_have_leader = (record.leader is not None and record.leader >= 0) or (
-        p.leader != NO_LEADER and record.leader != NO_LEADER
+        return
+    d, p = domain_of(m), m.partition
+    empties = and_(record.has("isr"), d.is_empty(record.get("isr")))
+    remember = and_(empties, not_(d.same(p.last_known_elr, d.single(p.leader))))
+    will_have_leader = or_(
+        and_(record.has("leader"), record.get("leader") >= 0),
+        and_(
+            ne(p.leader, NO_LEADER),
+            or_(not_(record.has("leader")), ne(record.get("leader"), NO_LEADER)),
+        ),
     )
-    if will_have_leader and p.last_known_elr:
-        return record._replace(last_known_elr=EMPTY)
-    return record
+    forget = and_(not_(remember), will_have_leader, not_(d.is_empty(p.last_known_elr)))
+    record.set("last_known_elr", remember, d.single(p.leader))
+    record.set("last_known_elr", forget, d.empty)
 
 
-def _record_assignment(
-    p: PartitionRegistration, t: _Targets, record: PartitionChangeRecord
-) -> PartitionChangeRecord:
-    if t.replicas and t.replicas != p.replicas:
-        record = record._replace(replicas=t.replicas)
-    if t.removing != p.removing:
-        record = record._replace(removing=t.removing)
-    if t.adding != p.adding:
-        record = record._replace(adding=t.adding)
-    return record
+def _record_assignment(m: Metadata, t: Targets, record: Record) -> None:
+    d, p = domain_of(m), m.partition
+    moved = and_(ne(d.count(t.replicas), 0), not_(d.same_list(t.replicas, p.replicas)))
+    record.set("replicas", moved, t.replicas)
+    record.set("removing", not_(d.same(t.removing, p.removing)), t.removing)
+    record.set("adding", not_(d.same(t.adding, p.adding)), t.adding)

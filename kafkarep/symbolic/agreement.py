@@ -20,7 +20,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState, Role
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.controller import free_choice
+from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import SORTS, Encoding, Sym, comparable
 from kafkarep.symbolic.induction import BROKER_FAMILIES, PairFact
 from kafkarep.symbolic.properties import CLAUSES
@@ -626,7 +626,9 @@ class Elections:
             return 0, None  # no election in this step: the same values
         same = list(free.equal(have, want))
         if any(t is False for t in same) or _unsat(solver, same):
-            return 0, Disagreement(state, None, "the free election misses it", source(free_choice))
+            return 0, Disagreement(
+                state, None, "the free election misses it", source(Terms.widen_election)
+            )
         other = ops.ne(have.cur.leader, want.cur.leader)
         if isinstance(other, bool) or _unsat(solver, [other]):
             return 0, None
@@ -636,7 +638,7 @@ class Elections:
         if not _unsat(solver, [ops.ne(have.cur.leader, e) for e in eligible]):
             leader = solver.model().eval(have.cur.leader, True)
             return 1, Disagreement(
-                state, None, f"the free choice elects {leader}", source(free_choice)
+                state, None, f"the free choice elects {leader}", source(Terms.widen_election)
             )
         return 1, None
 

@@ -195,7 +195,9 @@ class Concretiser:
                 log.append(self.registration(sym.cur)._replace(partition_epoch=pe))
         registry_ = BrokerRegistry.of(
             {
-                b: BrokerRegistration(True, r.fenced, r.shutdown, r.epoch, r.incarnation)
+                b: BrokerRegistration(
+                    True, r.fenced, r.in_controlled_shutdown, r.epoch, r.incarnation
+                )
                 for b, r in enumerate(sym.regs, start=1)
             }
         )

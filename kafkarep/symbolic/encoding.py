@@ -71,10 +71,21 @@ class Snap(NamedTuple):
 
 
 class Reg(NamedTuple):
+    """A broker's registration (every broker of the model is registered)."""
+
     fenced: Term
-    shutdown: Term
+    in_controlled_shutdown: Term
     epoch: Term
     incarnation: Term
+
+    @property
+    def registered(self) -> bool:
+        return True
+
+    @property
+    def active(self) -> Term:
+        """Unfenced and not shutting down (Kafka `ClusterControlManager.isActive`)."""
+        return ops.and_(ops.not_(self.fenced), ops.not_(self.in_controlled_shutdown))
 
 
 class ApReq(NamedTuple):
@@ -304,7 +315,7 @@ class Encoding:
         if not cfg.options.elr_enabled:
             fixed.update({(Snap, "elr"): 0, (Snap, "last_known_elr"): 0})
         if "controlled_shutdown" not in names:
-            fixed[(Reg, "shutdown")] = False
+            fixed[(Reg, "in_controlled_shutdown")] = False
         if not names & {"controlled_shutdown", "crash", "crash_lossy"}:
             # nobody stops: every broker runs in its first registration for ever
             fixed.update({(Brk, "status"): RUNNING, (Brk, "initialised"): True})
@@ -324,6 +335,8 @@ class Encoding:
         ):
             if family not in names:
                 fixed[(Bud, budget)] = getattr(cfg.budget, budget)
+        unknown = [f"{cls.__name__}.{field}" for cls, field in fixed if field not in cls._fields]
+        assert not unknown, f"fixed fields that do not exist: {unknown}"
         return fixed
 
     # --- sizes and schema -------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafkarep.symbolic import properties as props
-from kafkarep.symbolic.controller import replica_set
+from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import FOLLOWER, LEADER, NONE, Encoding, Fetch, Rep, Snap, Sym
 from kafkarep.symbolic.induction import AnyFact, Fact, Invariant, PairFact
 from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
@@ -69,7 +69,7 @@ def controller_shape(enc: Encoding, sym: Sym) -> Term:
 def registration_shape(enc: Encoding, p: Snap) -> Term:
     """A partition registration is well formed (the controller's, and so every record)."""
     s = enc.sets
-    replicas = replica_set(enc, p.replicas)
+    replicas = Terms(enc).members(p.replicas)
     leader_ok = or_(
         eq(p.leader, -1), or_(*(and_(eq(p.leader, b), s.has(p.isr, b)) for b in brokers(enc)))
     )

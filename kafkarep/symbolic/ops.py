@@ -1,150 +1,63 @@
-"""Term helpers that evaluate concretely or build Z3 terms, folding constants.
+"""Broker sets and epoch sets over terms, for the symbolic state (`encoding`).
 
-The symbolic rules are written once against these helpers. Given Python values (a concrete
-state) they compute Python values, which is how the agreement test runs them against the
-concrete rules on every (state, action) pair; given Z3 terms they build the transition relation.
-Constants are folded (a condition known to be True picks its branch), so model constants such as
-broker ids never reach the solver.
+The scalar operations (`and_`, `ite`, ...) are `kafkarep.terms`, which the controller rules
+are written against; they are re-exported here for the encoding's modules.
 
-Sorts: booleans (bool | BoolRef), integers (int | ArithRef), broker sets (int bitmask |
-BitVecRef of width N+1: bit b for broker b, bit 0 for the id -1 that Kafka's last-known-leader
-field can hold), epoch sets (frozenset | Array Int -> Bool).
+Broker sets (int bitmask | tuple of N+1 BoolRef: bit b for broker b, bit 0 for the id -1 that
+Kafka's last-known-leader field can hold), epoch sets (frozenset | tuple of epoch slots).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import z3
 
-Term = Any  # bool | int | frozenset | z3.ExprRef
+from kafkarep.terms import (
+    Term,
+    and_,
+    bool_term,
+    bounded_integers,
+    const,
+    eq,
+    imax,
+    imin,
+    implies,
+    int_val,
+    int_value,
+    int_var,
+    ite,
+    ne,
+    not_,
+    or_,
+    select,
+)
 
-# Integers are Z3 integers, or, for bounded model checking, bit-vectors of this many bits
-# (signed): every integer there is small (epochs grow by at most one per step), and the
-# solver then works on propositional logic, which is much faster for these formulas.
-_BITS: list[int] = []
-
-
-class bounded_integers:
-    """Within `with bounded_integers(bits):` integers are `bits`-bit signed bit-vectors."""
-
-    def __init__(self, bits: int) -> None:
-        self.bits = bits
-
-    def __enter__(self) -> None:
-        _BITS.append(self.bits)
-
-    def __exit__(self, *exc: object) -> None:
-        _BITS.pop()
-
-
-def int_var(name: str) -> Term:
-    return z3.BitVec(name, _BITS[-1]) if _BITS else z3.Int(name)
-
-
-def int_val(value: int) -> Term:
-    return z3.BitVecVal(value, _BITS[-1]) if _BITS else z3.IntVal(value)
-
-
-def int_value(value: Term) -> int:
-    """A model's value of an integer term."""
-    if z3.is_bv_value(value):
-        return int(value.as_signed_long())
-    return int(value.as_long())
-
-
-def const(x: Term) -> bool:
-    return isinstance(x, bool | int | frozenset)
-
-
-def and_(*xs: Term) -> Term:
-    out = []
-    for x in xs:
-        if isinstance(x, bool):
-            if not x:
-                return False
-            continue
-        out.append(x)
-    if not out:
-        return True
-    return out[0] if len(out) == 1 else z3.And(out)
-
-
-def or_(*xs: Term) -> Term:
-    out = []
-    for x in xs:
-        if isinstance(x, bool):
-            if x:
-                return True
-            continue
-        out.append(x)
-    if not out:
-        return False
-    return out[0] if len(out) == 1 else z3.Or(out)
-
-
-def not_(x: Term) -> Term:
-    return (not x) if isinstance(x, bool) else z3.Not(x)
-
-
-def bool_term(x: Term) -> Term:
-    """A Z3 boolean (a folded constant becomes BoolVal)."""
-    return z3.BoolVal(x) if isinstance(x, bool) else x
-
-
-def implies(a: Term, b: Term) -> Term:
-    return or_(not_(a), b)
-
-
-def eq(a: Term, b: Term) -> Term:
-    if const(a) and const(b):
-        return bool(a == b)
-    return a == b
-
-
-def ne(a: Term, b: Term) -> Term:
-    return not_(eq(a, b))
-
-
-def ite(c: Term, a: Term, b: Term) -> Term:
-    """If-then-else on booleans and integers (not on broker sets: see `Sets.ite`)."""
-    if isinstance(c, bool):
-        return a if c else b
-    if a is b or (const(a) and const(b) and a == b and type(a) is type(b)):
-        return a
-    if (
-        isinstance(a, int)
-        and not isinstance(a, bool)
-        and isinstance(b, int)
-        and not isinstance(b, bool)
-    ):
-        a = int_val(a)
-    return z3.If(c, a, b)
-
-
-def imin(a: Term, b: Term) -> Term:
-    if const(a) and const(b):
-        return min(a, b)
-    return ite(a <= b, a, b)
-
-
-def imax(a: Term, b: Term) -> Term:
-    if const(a) and const(b):
-        return max(a, b)
-    return ite(a >= b, a, b)
-
-
-def select(
-    items: Sequence[Term], index: Term, default: Term, pick: Callable[..., Term] = ite
-) -> Term:
-    """items[index] for a constant or symbolic index; `default` out of range."""
-    if isinstance(index, int):
-        return items[index] if 0 <= index < len(items) else default
-    out = default
-    for k in range(len(items) - 1, -1, -1):
-        out = pick(index == k, items[k], out)
-    return out
+__all__ = [
+    "EMPTY_EPOCHS",
+    "Sets",
+    "Term",
+    "and_",
+    "bool_term",
+    "bounded_integers",
+    "const",
+    "epoch_slots",
+    "epochs_add",
+    "epochs_ite",
+    "epochs_within",
+    "eq",
+    "imax",
+    "imin",
+    "implies",
+    "int_val",
+    "int_value",
+    "int_var",
+    "ite",
+    "ne",
+    "not_",
+    "or_",
+    "select",
+]
 
 
 class Sets:

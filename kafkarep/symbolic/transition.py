@@ -16,13 +16,23 @@ from collections.abc import Callable, Hashable, Iterable
 from itertools import combinations
 from typing import Any, NamedTuple
 
+from kafkarep import rules
 from kafkarep.errors import Error
 from kafkarep.model.actions import Action
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.base import CONTROLLER
 from kafkarep.model.state import ClusterState
-from kafkarep.symbolic import controller as rules
+from kafkarep.rules import (
+    AlterReassignmentRequest,
+    ControlledShutdown,
+    Election,
+    ElectLeadersRequest,
+    FenceBroker,
+    RegisterBroker,
+    UnfenceBroker,
+)
 from kafkarep.symbolic import ops
+from kafkarep.symbolic.domain import AlterPartition, Outcome, Terms, decided
 from kafkarep.symbolic.encoding import (
     ERROR,
     FOLLOWER,
@@ -191,11 +201,19 @@ def hist_append(enc: Encoding, hist: tuple[Snap, ...], when: Term, snap: Snap) -
     )
 
 
-def commit(enc: Encoding, sym: Sym, outcome: rules.Outcome) -> Sym:
-    """Append a committed change record to the metadata log."""
+def metadata(enc: Encoding, sym: Sym) -> Any:
+    """What the controller rules read of a symbolic state."""
+    return Terms(enc).metadata(sym.cur, sym.regs)
+
+
+def commit(enc: Encoding, sym: Sym, outcome: Outcome) -> Sym:
+    """Adopt what a controller rule decided: append a committed change record to the metadata
+    log, and take the broker registry it leaves."""
+    regs = sym.regs if outcome.brokers is None else outcome.brokers.regs
     return sym._replace(
         cur=outcome.partition,
         hist=hist_append(enc, sym.hist, outcome.changed, outcome.partition),
+        regs=regs,
     )
 
 
@@ -206,7 +224,7 @@ def view_of(enc: Encoding, snap: Snap) -> View:
         snap.leader_epoch,
         snap.partition_epoch,
         snap.isr,
-        rules.replica_set(enc, snap.replicas),
+        Terms(enc).members(snap.replicas),
         snap.recovering,
     )
 
@@ -598,10 +616,11 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
 
     def update(sym: Sym, _: Term) -> Sym:
         q = sym.reqs[broker - 1]
-        outcome = rules.alter_partition(
-            enc, sym.cur, sym.regs, broker, q.leader_epoch, q.partition_epoch, q.isr, q.epochs,
-            q.recovering, q.broker_epoch,
+        request = AlterPartition(
+            broker, q.leader_epoch, q.partition_epoch, q.isr, q.epochs, q.recovering,
+            q.broker_epoch, enc.sets,
         )  # fmt: skip
+        outcome = decided(rules.alter_partition(metadata(enc, sym), request))
         sym = with_req(commit(enc, sym, outcome), broker, enc.no_request())
         p = sym.cur
         failed = ne(outcome.error, ERROR[Error.NONE])
@@ -716,7 +735,7 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
 def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
     s = enc.sets
     r = sym.brokers[broker - 1].replica
-    member = s.has(rules.replica_set(enc, snap.replicas), broker)
+    member = s.has(Terms(enc).members(snap.replicas), broker)
     removed = with_replica(sym, broker, enc.no_replica())
     r0 = enc.merge(r.present, r, enc.new_replica(), Rep)
     stale = and_(r.present, r.view.present, snap.partition_epoch < r.view.partition_epoch)
@@ -791,9 +810,7 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
 
 
 def fence_now(enc: Encoding, sym: Sym, broker: int) -> Sym:
-    outcome = rules.fence_broker(enc, sym.cur, sym.regs, broker)
-    sym = with_reg(sym, broker, sym.regs[broker - 1]._replace(fenced=True))
-    return commit(enc, sym, outcome)
+    return commit(enc, sym, decided(rules.fence_broker(metadata(enc, sym), FenceBroker(broker))))
 
 
 def fence(enc: Encoding, broker: int) -> list[Instance]:
@@ -821,9 +838,8 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
         )
 
     def update(sym: Sym, _: Term) -> Sym:
-        outcome = rules.unfence_broker(enc, sym.cur, sym.regs, broker)
-        sym = with_reg(sym, broker, sym.regs[broker - 1]._replace(fenced=False))
-        return commit(enc, sym, outcome)
+        outcome = rules.unfence_broker(metadata(enc, sym), UnfenceBroker(broker))
+        return commit(enc, sym, decided(outcome))
 
     return [Instance("unfence", CONTROLLER, broker, None, guard, update)]
 
@@ -833,14 +849,13 @@ def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
         return and_(
             sym.budget.clean_shutdowns > 0,
             eq(sym.brokers[broker - 1].status, RUNNING),
-            rules.active(sym.regs, broker),
+            sym.regs[broker - 1].active,
         )
 
     def update(sym: Sym, _: Term) -> Sym:
         sym = spend(sym, "clean_shutdowns")
-        outcome = rules.controlled_shutdown(enc, sym.cur, sym.regs, broker)
-        sym = with_reg(sym, broker, sym.regs[broker - 1]._replace(shutdown=True))
-        sym = commit(enc, sym, outcome)
+        outcome = rules.controlled_shutdown(metadata(enc, sym), ControlledShutdown(broker))
+        sym = commit(enc, sym, decided(outcome))
         b = sym.brokers[broker - 1]
         return with_broker(sym, broker, b._replace(status=SHUTTING_DOWN))
 
@@ -888,28 +903,16 @@ def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
 
 
 def restart(enc: Encoding, broker: int) -> list[Instance]:
-    cfg = enc.cfg
-
     def guard(sym: Sym, _: Term) -> Term:
         return not_(running(sym.brokers[broker - 1]))
 
     def update(sym: Sym, _: Term) -> Sym:
         b = sym.brokers[broker - 1]
-        old = sym.regs[broker - 1]
         incarnation = b.incarnation + 1
-        epoch: Term = 0
-        for reg in sym.regs:
-            epoch = imax(epoch, reg.epoch)
-        epoch = epoch + 1
-        unclean: Term = False
-        if cfg.options.unclean_shutdown_handling:
-            previous = ite(eq(b.status, OFFLINE_CLEAN), b.epoch, -1)
-            unclean = ne(old.incarnation, incarnation)
-            if cfg.options.unclean_shutdown_detection == "previous-epoch":
-                unclean = and_(unclean, ne(previous, old.epoch))
-        outcome = rules.register_unclean(enc, sym.cur, sym.regs, broker)
-        sym = with_reg(sym, broker, Reg(True, False, epoch, incarnation))
-        sym = enc.merge(unclean, commit(enc, sym, outcome), sym)
+        previous = ite(eq(b.status, OFFLINE_CLEAN), b.epoch, -1)
+        event = RegisterBroker(broker, incarnation, previous_epoch=previous)
+        sym = commit(enc, sym, decided(rules.register_broker(metadata(enc, sym), event)))
+        epoch = sym.regs[broker - 1].epoch
         b = Brk(
             RUNNING,
             epoch,
@@ -938,20 +941,16 @@ def admin(enc: Encoding, name: str) -> list[Instance]:
     budget = budgets[name]
     cfg = enc.cfg
 
-    def outcome(sym: Sym, target: tuple[int, ...] | None) -> rules.Outcome:
-        if name == "reassign":
-            assert target is not None
-            return rules.start_reassignment(enc, sym.cur, sym.regs, target)
-        if name == "cancel_reassignment":
-            return rules.cancel_reassignment(enc, sym.cur, sym.regs)
-        election = rules.PREFERRED if name == "elect_preferred" else rules.UNCLEAN
-        return rules.elect_leaders(enc, sym.cur, sym.regs, election)
+    def outcome(sym: Sym, target: tuple[int, ...] | None) -> Outcome:
+        m = metadata(enc, sym)
+        if name in ("reassign", "cancel_reassignment"):
+            return decided(rules.alter_reassignment(m, AlterReassignmentRequest(target)))
+        election = Election.PREFERRED if name == "elect_preferred" else Election.UNCLEAN
+        return decided(rules.elect_leaders(m, ElectLeadersRequest(election)))
 
     out = []
     targets: tuple[Any, ...] = cfg.targets if name == "reassign" else (None,)
     for target in targets:
-        if target is not None and _target_refused(enc, target):
-            continue  # the controller refuses it in every state: never an action
 
         def guard(sym: Sym, _: Term, target: Any = target) -> Term:
             return and_(getattr(sym.budget, budget) > 0, outcome(sym, target).changed)
@@ -962,16 +961,6 @@ def admin(enc: Encoding, name: str) -> list[Instance]:
 
         out.append(Instance(name, CONTROLLER, target, None, guard, update))
     return out
-
-
-def _target_refused(enc: Encoding, target: tuple[int, ...]) -> bool:
-    """The start guards that depend on the target only (every broker is registered here)."""
-    options = enc.cfg.options
-    if not target and options.guard_on("reassignment.target_not_empty"):
-        return True
-    return len(set(target)) != len(target) and options.guard_on(
-        "reassignment.target_without_duplicates"
-    )
 
 
 def _per_broker(

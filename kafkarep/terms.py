@@ -1,0 +1,147 @@
+"""Terms: values that are Python values or Z3 terms, and the operations on them.
+
+The controller rules are written once against these operations. Given Python values (the
+explorer, the tests, the conformance cases) they compute Python values, folding every condition
+as Python would; given Z3 terms (the prover) they build the terms of the transition relation.
+Constants are folded, so a condition known to be True picks its branch and model constants never
+reach the solver.
+
+Sorts: booleans (bool | BoolRef) and integers (int | ArithRef, or bit-vectors within
+`bounded_integers`). Broker sets and replica lists have a representation per domain
+(`kafkarep.rules.domain`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import z3
+
+Term = Any  # bool | int | frozenset | z3.ExprRef
+
+# Integers are Z3 integers, or, for bounded model checking, bit-vectors of this many bits
+# (signed): every integer there is small (epochs grow by at most one per step), and the
+# solver then works on propositional logic, which is much faster for these formulas.
+_BITS: list[int] = []
+
+
+class bounded_integers:
+    """Within `with bounded_integers(bits):` integers are `bits`-bit signed bit-vectors."""
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+
+    def __enter__(self) -> None:
+        _BITS.append(self.bits)
+
+    def __exit__(self, *exc: object) -> None:
+        _BITS.pop()
+
+
+def int_var(name: str) -> Term:
+    return z3.BitVec(name, _BITS[-1]) if _BITS else z3.Int(name)
+
+
+def int_val(value: int) -> Term:
+    return z3.BitVecVal(value, _BITS[-1]) if _BITS else z3.IntVal(value)
+
+
+def int_value(value: Term) -> int:
+    """A model's value of an integer term."""
+    if z3.is_bv_value(value):
+        return int(value.as_signed_long())
+    return int(value.as_long())
+
+
+def const(x: Term) -> bool:
+    return isinstance(x, bool | int | frozenset)
+
+
+def and_(*xs: Term) -> Term:
+    out = []
+    for x in xs:
+        if isinstance(x, bool):
+            if not x:
+                return False
+            continue
+        out.append(x)
+    if not out:
+        return True
+    return out[0] if len(out) == 1 else z3.And(out)
+
+
+def or_(*xs: Term) -> Term:
+    out = []
+    for x in xs:
+        if isinstance(x, bool):
+            if x:
+                return True
+            continue
+        out.append(x)
+    if not out:
+        return False
+    return out[0] if len(out) == 1 else z3.Or(out)
+
+
+def not_(x: Term) -> Term:
+    return (not x) if isinstance(x, bool) else z3.Not(x)
+
+
+def bool_term(x: Term) -> Term:
+    """A Z3 boolean (a folded constant becomes BoolVal)."""
+    return z3.BoolVal(x) if isinstance(x, bool) else x
+
+
+def implies(a: Term, b: Term) -> Term:
+    return or_(not_(a), b)
+
+
+def eq(a: Term, b: Term) -> Term:
+    if const(a) and const(b):
+        return bool(a == b)
+    return a == b
+
+
+def ne(a: Term, b: Term) -> Term:
+    return not_(eq(a, b))
+
+
+def ite(c: Term, a: Term, b: Term) -> Term:
+    """If-then-else on booleans and integers (not on broker sets: see `Sets.ite`)."""
+    if isinstance(c, bool):
+        return a if c else b
+    if a is b or (const(a) and const(b) and a == b and type(a) is type(b)):
+        return a
+    if (
+        isinstance(a, int)
+        and not isinstance(a, bool)
+        and isinstance(b, int)
+        and not isinstance(b, bool)
+    ):
+        a = int_val(a)
+    return z3.If(c, a, b)
+
+
+def imin(a: Term, b: Term) -> Term:
+    if const(a) and const(b):
+        return min(a, b)
+    return ite(a <= b, a, b)
+
+
+def imax(a: Term, b: Term) -> Term:
+    if const(a) and const(b):
+        return max(a, b)
+    return ite(a >= b, a, b)
+
+
+def select(
+    items: Sequence[Term], index: Term, default: Term, pick: Callable[..., Term] = ite
+) -> Term:
+    """items[index] for a constant or symbolic index; `default` out of range."""
+    if isinstance(index, int):
+        return items[index] if 0 <= index < len(items) else default
+    out = default
+    for k in range(len(items) - 1, -1, -1):
+        out = pick(index == k, items[k], out)
+    return out
