@@ -201,6 +201,10 @@ class Sym(NamedTuple):
     budget: Bud
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: cls._fields for cls in (Snap, Reg, ApReq, View, Follower, Rep, Fetch, ApResp, Brk, Bud)
+}
+
 # Field sorts: "b" bool, "i" int, "s" broker set, "E" epoch set, a class, or ("vec", sort, size)
 # with size "N" (brokers), "R" (records) or "C" (metadata log capacity).
 SORTS: dict[type, tuple[Any, ...]] = {
@@ -335,7 +339,7 @@ class Encoding:
         ):
             if family not in names:
                 fixed[(Bud, budget)] = getattr(cfg.budget, budget)
-        unknown = [f"{cls.__name__}.{field}" for cls, field in fixed if field not in cls._fields]
+        unknown = [f"{cls.__name__}.{field}" for cls, field in fixed if field not in _FIELDS[cls]]
         assert not unknown, f"fixed fields that do not exist: {unknown}"
         return fixed
 
