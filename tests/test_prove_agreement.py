@@ -4,6 +4,7 @@ unchanged rules are proved."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,55 @@ def test_a_model_prove_does_not_encode_is_one_line_exit_2(
     assert main(["prove", str(ROOT / "models" / model), "--property", "min_isr_commit"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and model in err[0] and "does not encode" in err[0]
+
+
+# The correct model at the bounds of the elr_keeps_unclean_shutdown mutation.
+LOSSY_CRASH = """
+[cluster]
+brokers = 3
+replicas = [1, 2, 3]
+isr = [1, 2]
+leader = 1
+min_isr = 2
+fenced = [3]
+records = 1
+[rules]
+metadata_version = "4.0"
+elr = true
+[faults]
+lossy_unclean_shutdowns = 1
+[expect]
+result = "holds"
+"""
+
+
+def test_a_controller_rule_is_one_writing_that_prove_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controller rules are written once: changed, the prover proves the changed rule (the
+    agreement check agrees, and BMC finds the data loss it causes); unchanged, nothing is found."""
+    model = tmp_path / "lossy_crash.toml"
+    model.write_text(LOSSY_CRASH)
+
+    def bmc() -> tuple[int, dict[str, Any]]:
+        summary = tmp_path / "prove.json"
+        argv = ["prove", str(model), "--property", "leader_candidate_completeness", "--quiet"]
+        argv += ["--no-induction", "--depth", "6", "--json", str(summary)]
+        code = main([*argv, "--reports", str(tmp_path)])
+        return code, json.loads(summary.read_text())["models"][0]
+
+    code, summary = bmc()
+    assert code == 1 and summary["results"][0]["status"] == "unknown"  # nothing within 6 steps
+
+    # a replica that may have lost its log in an unclean shutdown stays in the ELR
+    partition_change = importlib.import_module("kafkarep.rules.partition_change")
+    keeps = partition_change.unclean_shutdown_leaves_elr._replace(check=lambda m, r, u: True)
+    monkeypatch.setattr(partition_change, "unclean_shutdown_leaves_elr", keeps)
+    controller.forget()  # the model caches what the rules answered
+    code, summary = bmc()
+    result = summary["results"][0]
+    assert summary["agreement"]["disagreements"] == []
+    assert result["status"] == "violated" and result["depth"] == 6
+    assert main(["replay", result["trace_file"]]) == 0  # the concrete rules, changed alike
+    monkeypatch.undo()
+    controller.forget()

@@ -51,6 +51,23 @@ controlled_shutdown = _cached(_by_controller(rules.controlled_shutdown, zk.contr
 register_broker = _cached(_by_controller(rules.register_broker, zk.register_broker))
 
 
+CACHED = (
+    alter_partition,
+    alter_reassignment,
+    elect_leaders,
+    fence_broker,
+    unfence_broker,
+    controlled_shutdown,
+    register_broker,
+)
+
+
+def forget() -> None:
+    """Drop the cached results (a test that changes a rule in a running process)."""
+    for rule in CACHED:
+        rule.cache_clear()  # type: ignore[attr-defined]
+
+
 def commit(state: ClusterState, outcome: Outcome) -> ClusterState:
     """Append a committed change to the metadata log and adopt a changed broker registry."""
     if isinstance(outcome, Rejected):
