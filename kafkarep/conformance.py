@@ -1,8 +1,13 @@
-"""Conformance: replay cases recorded from Kafka's own controller tests through the rules.
+"""Conformance: replay cases through the rules and compare with Kafka's outcome.
 
-The case format is `tests/data/conformance/FORMAT.md`. A case file that cannot be read or does not
-follow the format raises `CaseFileError` naming the file and the problem; a case whose outcome
-differs from Kafka's is a `Mismatch` per field.
+The case format is `tests/data/conformance/FORMAT.md`. A case runs under the rules of one Kafka
+release (`kafkarep.releases`): its expectation is `expect`, or the entry of `expect_by_release`
+for that release's line ("unsupported": the release cannot express the case). Kafka's own
+controller answers the same cases through the oracle (`kafkarep.oracle`), in the same vocabulary
+as `answer` here: `{"outcome", "error", "after", "brokers"}`.
+
+A case file that cannot be read or does not follow the format raises `CaseFileError` naming the
+file and the problem; a case whose outcome differs from Kafka's is a `Mismatch` per field.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from kafkarep.metadata import (
     ClusterMetadata,
     LeaderRecoveryState,
     PartitionRegistration,
-    RuleOptions,
     TopicConfig,
+    options_for_version,
 )
+from kafkarep.releases import NEWEST, RELEASES, line, resolve
 from kafkarep.rules import (
     AlterPartitionRequest,
     AlterReassignmentRequest,
@@ -31,7 +37,9 @@ from kafkarep.rules import (
     ElectLeadersRequest,
     FenceBroker,
     Outcome,
+    RegisterBroker,
     Rejected,
+    Unchanged,
     UnfenceBroker,
     alter_partition,
     alter_reassignment,
@@ -39,6 +47,7 @@ from kafkarep.rules import (
     elect_leaders,
     fence_broker,
     partition_change,
+    register_broker,
     unclean_shutdown,
     unfence_broker,
 )
@@ -63,10 +72,14 @@ class CaseResult(NamedTuple):
     case_id: str
     path: Path
     mismatches: tuple[Mismatch, ...]
+    applicable: bool = True  # False: the release cannot express the case (not run)
 
     @property
     def passed(self) -> bool:
         return not self.mismatches
+
+
+UNSUPPORTED = "unsupported"
 
 
 REGISTRATION_LISTS = ("isr", "elr", "last_known_elr", "adding", "removing")
@@ -109,57 +122,174 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
         where = f"case {case['id']!r}"
         if not isinstance(case["action"], dict) or case["action"].get("type") not in ACTIONS:
             raise CaseFileError(path, f"{where}: action type must be one of {', '.join(ACTIONS)}")
-        outcome = case["expect"].get("outcome") if isinstance(case["expect"], dict) else None
-        if outcome not in ("changed", "unchanged", "rejected"):
-            raise CaseFileError(path, f"{where}: expect.outcome must be changed|unchanged|rejected")
+        expectations = [("expect", case["expect"])]
+        by_release = case.get("expect_by_release", {})
+        if not isinstance(by_release, dict):
+            raise CaseFileError(path, f"{where}: expect_by_release must be an object")
+        expectations += [(f"expect_by_release.{k}", v) for k, v in by_release.items()]
+        for name, expect in expectations:
+            if expect == UNSUPPORTED and name != "expect":
+                continue
+            outcome = expect.get("outcome") if isinstance(expect, dict) else None
+            if outcome not in ("changed", "unchanged", "rejected"):
+                raise CaseFileError(
+                    path, f"{where}: {name}.outcome must be changed|unchanged|rejected"
+                )
         missing = [f for f in REGISTRATION_FIELDS if f not in case["before"]]
         if missing:
             raise CaseFileError(path, f"{where}: before lacks {', '.join(missing)}")
     return cases
 
 
-def run_file(path: Path) -> list[CaseResult]:
+def run_file(path: Path, release: str = NEWEST) -> list[CaseResult]:
     cases = load_cases(path)
     results = []
     for case in cases:
         try:
-            results.append(CaseResult(case["id"], path, check_case(case)))
+            expect = expectation(case, release)
+            if expect is None:
+                results.append(CaseResult(case["id"], path, (), applicable=False))
+                continue
+            results.append(CaseResult(case["id"], path, compare(expect, answer(case, release))))
         except (KeyError, TypeError, ValueError) as error:
             raise CaseFileError(path, f"case {case['id']!r}: bad field ({error})") from None
     return results
 
 
-def check_case(case: dict[str, Any]) -> tuple[Mismatch, ...]:
-    """Run one case and compare with Kafka's outcome."""
-    metadata = case_metadata(case)
+def rederive(
+    case: dict[str, Any], answers: dict[str, dict[str, Any] | None]
+) -> tuple[dict[str, Any], list[str]]:
+    """A case whose expectations are Kafka's: `answers` is Kafka's answer per release line, in
+    release order (None: not expressible there). `expect` becomes the newest expressible
+    release's answer, kept as written where Kafka agrees with it; `expect_by_release` holds
+    every other line whose answer differs. Returns the case and the lines whose stored
+    expectation was not Kafka's."""
+    wrong = [
+        release
+        for release, kafka in answers.items()
+        if (expectation(case, release) is None) != (kafka is None)
+        or (kafka is not None and compare(expectation(case, release) or {}, kafka))
+    ]
+    expressible = [release for release, kafka in answers.items() if kafka is not None]
+    out = {k: v for k, v in case.items() if k != "expect_by_release"}
+    if not expressible:
+        return case, wrong
+    newest = answers[expressible[-1]]
+    assert newest is not None
+    if compare(case["expect"], newest):
+        out["expect"] = newest
+    by_release: dict[str, Any] = {}
+    for release, kafka in answers.items():
+        if kafka is None:
+            by_release[release_key(release)] = UNSUPPORTED
+        elif compare(out["expect"], kafka):
+            by_release[release_key(release)] = kafka
+    if by_release:
+        out["expect_by_release"] = by_release
+    return out, wrong
+
+
+def release_key(release: str) -> str:
+    """How `expect_by_release` names a release: its line ("4.1") for the newest patch the oracle
+    checks of that line, else the release itself ("4.1.0")."""
+    release = resolve(release)
+    newest = [r for r in RELEASES if line(r) == line(release)][-1:]
+    return line(release) if newest == [release] else release
+
+
+def expectation(case: dict[str, Any], release: str = NEWEST) -> dict[str, Any] | None:
+    """Kafka's outcome of a case at a release (None: the release cannot express it): the entry of
+    `expect_by_release` for the release, else for its line, else `expect`."""
+    by_release = case.get("expect_by_release", {})
+    release = resolve(release)
+    expect = by_release.get(release, by_release.get(line(release), case["expect"]))
+    return None if expect == UNSUPPORTED else dict(expect)
+
+
+def check_case(case: dict[str, Any], release: str = NEWEST) -> tuple[Mismatch, ...]:
+    """Run one case under a release's rules and compare with Kafka's outcome."""
+    expect = expectation(case, release)
+    return () if expect is None else compare(expect, answer(case, release))
+
+
+def answer(case: dict[str, Any], release: str = NEWEST) -> dict[str, Any]:
+    """The rules' outcome of a case, in the vocabulary of `expect` and of the oracle: outcome,
+    error, the registration `after` a change, and the `brokers` whose registration changed."""
+    metadata = case_metadata(case, release)
     action = case["action"]
     outcome = ACTIONS[action["type"]](metadata, action)
-    expect = case["expect"]
-    mismatches = []
     got_outcome, got_error = _describe(outcome)
-    if got_outcome != expect["outcome"]:
-        mismatches.append(Mismatch("outcome", expect["outcome"], got_outcome))
-    expected_error = expect.get("error")
-    if expected_error != got_error:
-        mismatches.append(Mismatch("error", str(expected_error), str(got_error)))
+    out: dict[str, Any] = {"outcome": got_outcome, "error": got_error}
     if isinstance(outcome, Changed):
-        after = registration_dict(outcome.registration)
+        out["after"] = registration_dict(outcome.registration)
+    if isinstance(outcome, Changed | Unchanged) and outcome.brokers is not None:
+        named = action.get("broker")
+        out["brokers"] = registrations(metadata.brokers, outcome.brokers, named)
+    return out
+
+
+def compare(expect: dict[str, Any], got: dict[str, Any]) -> tuple[Mismatch, ...]:
+    """The fields of an expectation that an answer does not meet (the fields `expect.after` and
+    `expect.brokers` name; every field, when both are full answers)."""
+    mismatches = []
+    if got["outcome"] != expect["outcome"]:
+        mismatches.append(Mismatch("outcome", expect["outcome"], got["outcome"]))
+    expected_error = expect.get("error")
+    if expected_error != got.get("error"):
+        mismatches.append(Mismatch("error", str(expected_error), str(got.get("error"))))
+    after = got.get("after", {})
+    if got["outcome"] == "changed" and expect["outcome"] == "changed":
         for field, expected in expect.get("after", {}).items():
-            if field not in after:
+            if field not in REGISTRATION_FIELDS:
                 raise ValueError(f"unknown field {field!r} in expect.after")
-            if _normal(field, expected) != _normal(field, after[field]):
+            if _normal(field, expected) != _normal(field, after.get(field)):
                 mismatches.append(
-                    Mismatch(field, _show(field, expected), _show(field, after[field]))
+                    Mismatch(field, _show(field, expected), _show(field, after.get(field)))
                 )
+    if "brokers" in expect and got["outcome"] != "rejected":
+        brokers = got.get("brokers", {})
+        for broker, fields in sorted(expect["brokers"].items()):
+            for field, value in sorted(fields.items()):
+                have = brokers.get(broker, {}).get(field)
+                if have != value:
+                    where = f"brokers.{broker}.{field}"
+                    mismatches.append(Mismatch(where, json.dumps(value), json.dumps(have)))
     return tuple(mismatches)
 
 
-def case_metadata(case: dict[str, Any]) -> ClusterMetadata:
+def registrations(
+    before: BrokerRegistry, after: BrokerRegistry, named: int | None = None
+) -> dict[str, Any]:
+    """The registration after an event of every broker it changed, and of the broker it names
+    (Kafka writes that one's record even when nothing changes)."""
+    out = {}
+    for broker in sorted(set(before.ids()) | set(after.ids())):
+        old, new = before.get(broker), after.get(broker)
+        if old != new or broker == named:
+            out[str(broker)] = {
+                "fenced": new.fenced,
+                "shutting_down": new.in_controlled_shutdown,
+                "epoch": new.epoch,
+                "incarnation": new.incarnation,
+            }
+    return out
+
+
+def case_metadata(case: dict[str, Any], release: str = NEWEST) -> ClusterMetadata:
+    """The metadata a case describes, with the rule options of a release: its own metadata
+    version (`config.metadata_version`; 3.5 for `leader_epoch_bump_on_isr_shrink`; else 4.0,
+    3.9 for Kafka 3.9 without ELR)."""
     config = case.get("config", {})
-    options = RuleOptions(
-        elr_enabled=bool(config.get("elr_enabled", False)),
+    elr = bool(config.get("elr_enabled", False))
+    version = config.get("metadata_version")
+    if version is None:
+        bump = bool(config.get("leader_epoch_bump_on_isr_shrink", False))
+        version = "3.5" if bump else "3.9" if line(release) == "3.9" and not elr else "4.0"
+    options = options_for_version(
+        str(version),
+        elr,
+        resolve(release),
         use_last_known_leader=bool(config.get("use_last_known_leader", True)),
-        leader_epoch_bump_on_isr_shrink=bool(config.get("leader_epoch_bump_on_isr_shrink", False)),
     )
     topic = TopicConfig(
         min_isr=int(config.get("min_isr", 1)),
@@ -189,6 +319,7 @@ def _brokers(case: dict[str, Any]) -> BrokerRegistry:
             fenced=bool(entry.get("fenced", False)),
             in_controlled_shutdown=bool(entry.get("shutting_down", False)),
             epoch=int(entry.get("epoch", 0)),
+            incarnation=int(entry.get("incarnation", 0)),
         )
         for broker, entry in case.get("brokers", {}).items()
     }
@@ -253,17 +384,33 @@ def _alter_partition(m: ClusterMetadata, a: dict[str, Any]) -> Outcome:
         partition_epoch=int(a["partition_epoch"]),
         new_isr=new_isr,
         leader_recovery_state=LeaderRecoveryState[a.get("leader_recovery_state", "RECOVERED")],
-        broker_epoch=None if a.get("broker_epoch") is None else int(a["broker_epoch"]),
+        broker_epoch=int(a["broker_epoch"]) if "broker_epoch" in a else _registered_epoch(m, a),
         version=int(a.get("version", 3)),
     )
     return alter_partition(m, request)
 
 
+def _registered_epoch(m: ClusterMetadata, a: dict[str, Any]) -> int:
+    """The requester's registered epoch, which its request carries (-1 when it has none)."""
+    registration = m.brokers.get(int(a["leader"]))
+    return registration.epoch if registration.registered else -1
+
+
 def _alter_reassignment(m: ClusterMetadata, a: dict[str, Any]) -> Outcome:
     target = a["target"]
+    allow = bool(a.get("allow_replication_factor_change", True))
     return alter_reassignment(
-        m, AlterReassignmentRequest(None if target is None else tuple(target))
+        m, AlterReassignmentRequest(None if target is None else tuple(target), allow)
     )
+
+
+def _register_broker(m: ClusterMetadata, a: dict[str, Any]) -> Outcome:
+    broker = int(a["broker"])
+    previous = m.brokers.get(broker)
+    default = previous.incarnation + 1 if previous.registered else 0
+    incarnation = int(a.get("incarnation", default))
+    event = RegisterBroker(broker, incarnation, int(a.get("previous_broker_epoch", -1)))
+    return register_broker(m, event)
 
 
 def _elect_leader(m: ClusterMetadata, a: dict[str, Any]) -> Outcome:
@@ -280,6 +427,7 @@ ACTIONS: dict[str, Callable[[ClusterMetadata, dict[str, Any]], Outcome]] = {
         m, ControlledShutdown(int(a["broker"]))
     ),
     "unclean_shutdown": lambda m, a: unclean_shutdown(m, int(a["broker"])),
+    "register_broker": _register_broker,
     "elect_leader": _elect_leader,
 }
 

@@ -15,6 +15,7 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from kafkarep.fastreplace import fast_replace
+from kafkarep.releases import NEWEST, behaviour, resolve
 
 NO_LEADER = -1
 EMPTY: frozenset[int] = frozenset()
@@ -153,34 +154,55 @@ class TopicConfig(NamedTuple):
     unclean_leader_election: bool = False
 
 
-class RuleOptions(NamedTuple):
-    """Which variant of the rules runs. Kafka 4.0's behaviour (ELR off by default) is the default.
+_NEWEST = behaviour(NEWEST)
 
-    `elr_enabled`: KIP-966 eligible leader replicas (`eligible.leader.replicas.enable`, R0.6).
+
+class RuleOptions(NamedTuple):
+    """Which variant of the rules runs. The default is the newest Kafka release the oracle checks
+    (`kafkarep.releases`), ELR off; `options_for_version` gives a release's and a metadata
+    version's.
+
+    `kafka_version`: the release (`kafkarep.releases`); the fields below that it decides say
+        which change they follow.
+    `elr_enabled`: KIP-966 eligible leader replicas (`eligible.leader.replicas.version`, R0.6).
     `leader_epoch_bump_on_isr_shrink`: metadata versions before 3.6-IV0 (KAFKA-15021, R1.4.2c).
     `leader_recovery_supported`: metadata version 3.2 and up (R1.2.5).
-    `unclean_shutdown_handling`: metadata version 4.0-IV1 and up: a re-registration under a new
-        incarnation removes the broker from ISR and ELR (R5.4).
+    `unclean_shutdown_handling`: metadata version 4.0 and up: a re-registration under a new
+        incarnation after an unclean shutdown removes the broker from ISR and ELR (R5.4; from
+        Kafka 4.0.0 only with ELR on, `handleBrokerShutdown`).
+    `new_incarnation_leaves_isr`: KAFKA-18106 (4.0.0): any other new incarnation leaves every ISR
+        as a fenced broker does.
+    `unclean_shutdown_detection`: "incarnation" (3.9: every new incarnation is unclean) or
+        "previous-epoch" (KAFKA-18635, 4.0.0: clean when the broker presents its last epoch).
     `use_last_known_leader`: Kafka's `useLastKnownLeaderInBalancedRecovery` (R1.2.4, R1.3.5).
-    `last_known_leader_acceptable`: KAFKA-19522, fixed in Kafka 4.1.0: the last known leader is
-        elected only if it is acceptable (registered, unfenced, not shutting down); in 4.0 its
-        acceptability is not checked (`PartitionChangeBuilder.canElectLastKnownLeader`).
+    `last_known_leader_acceptable`: KAFKA-19522 (4.1.0): the last known leader is elected only
+        if it is acceptable (registered, unfenced, not shutting down).
+    `last_known_leader_on_leaderless`: apache/kafka#20629 (4.1.1): the last known leader is
+        remembered when a change leaves the partition leaderless, forgotten when one names a
+        leader; before, remembered when the ISR empties.
     `reassignment_completion`: "kafka" or "seed-000" (seed 000 §4.2, §4.5; kafka-rules.md §6).
-    `unclean_shutdown_detection`: "incarnation" (Kafka snapshot: every new incarnation is unclean)
-        or "previous-epoch" (KIP-966 design: clean when the broker presents its last epoch).
+    `completion_when_adding_in_isr`: KAFKA-19975 (4.3.0): a reassignment completes once every
+        adding replica is in the ISR (every target replica when it shrinks the replica count).
+    `replication_factor_change_check`: KIP-860 (4.1.0): a reassignment request may forbid a
+        change of the replication factor.
     `disabled_guards`: named guards switched off, to seed bugs (models/mutations/).
     `controller`: "kraft", or "zookeeper" for the ZooKeeper-era controller's elections (seed 001,
         `kafkarep.zookeeper.events`) in place of the KRaft rules' broker events and elections.
     """
 
+    kafka_version: str = NEWEST
     elr_enabled: bool = False
     leader_epoch_bump_on_isr_shrink: bool = False
     leader_recovery_supported: bool = True
     unclean_shutdown_handling: bool = True
+    new_incarnation_leaves_isr: bool = _NEWEST.new_incarnation_leaves_isr
     use_last_known_leader: bool = True
-    last_known_leader_acceptable: bool = False
+    last_known_leader_acceptable: bool = _NEWEST.last_known_leader_acceptable
+    last_known_leader_on_leaderless: bool = _NEWEST.last_known_leader_on_leaderless
     reassignment_completion: str = "kafka"
-    unclean_shutdown_detection: str = "incarnation"
+    completion_when_adding_in_isr: bool = _NEWEST.completion_when_adding_in_isr
+    replication_factor_change_check: bool = _NEWEST.replication_factor_change_check
+    unclean_shutdown_detection: str = _NEWEST.unclean_shutdown_detection
     disabled_guards: frozenset[str] = EMPTY  # type: ignore[assignment]
     controller: str = "kraft"
 
@@ -191,21 +213,39 @@ class RuleOptions(NamedTuple):
 METADATA_VERSIONS = ("3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0")
 
 
-def options_for_version(metadata_version: str, elr: bool, **overrides: object) -> RuleOptions:
-    """The rule options a metadata version implies (R0.6, R1.2.5, R1.4.2c, R5.4)."""
+def options_for_version(
+    metadata_version: str, elr: bool, kafka_version: str = NEWEST, **overrides: object
+) -> RuleOptions:
+    """The rule options a Kafka release and a metadata version imply (R0.6, R1.2.5, R1.4.2c,
+    R5.4, `kafkarep.releases`)."""
     if metadata_version not in METADATA_VERSIONS:
         raise ValueError(
             f"unknown metadata_version {metadata_version!r}; one of {', '.join(METADATA_VERSIONS)}"
         )
+    release = resolve(kafka_version)
     major, minor = (int(part) for part in metadata_version.split("."))
     version = (major, minor)
     if elr and version < (4, 0):
         raise ValueError(f"elr needs metadata_version 4.0 or later, not {metadata_version}")
+    b = behaviour(release)
+    lowest = tuple(int(part) for part in b.lowest_metadata_version.split("."))
+    if version < lowest:
+        raise ValueError(
+            f"Kafka {release} runs metadata_version {b.lowest_metadata_version} or later, "
+            f"not {metadata_version}"
+        )
     base = RuleOptions(
+        kafka_version=release,
         elr_enabled=elr,
         leader_epoch_bump_on_isr_shrink=version < (3, 6),
         leader_recovery_supported=version >= (3, 2),
         unclean_shutdown_handling=version >= (4, 0),
+        new_incarnation_leaves_isr=b.new_incarnation_leaves_isr,
+        last_known_leader_acceptable=b.last_known_leader_acceptable,
+        last_known_leader_on_leaderless=b.last_known_leader_on_leaderless,
+        completion_when_adding_in_isr=b.completion_when_adding_in_isr,
+        replication_factor_change_check=b.replication_factor_change_check,
+        unclean_shutdown_detection=b.unclean_shutdown_detection,
     )
     return base._replace(**overrides)  # type: ignore[arg-type]
 

@@ -12,6 +12,7 @@ from kafkarep.metadata import (
     PartitionRegistration,
     RuleOptions,
     TopicConfig,
+    options_for_version,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,11 +72,15 @@ def cluster(
     registry: BrokerRegistry | None = None,
     min_isr: int = 1,
     unclean: bool = False,
+    release: str | None = None,
     **options: object,
 ) -> ClusterMetadata:
+    """The metadata of one partition; the rule options of the newest release, or of `release`
+    (metadata version 4.0), with `options` replaced."""
+    base = RuleOptions() if release is None else options_for_version("4.0", False, release)
     return ClusterMetadata(
         partition,
         registry if registry is not None else brokers(),
         TopicConfig(min_isr=min_isr, unclean_leader_election=unclean),
-        RuleOptions()._replace(**options),  # type: ignore[arg-type]
+        base._replace(**options),  # type: ignore[arg-type]
     )

@@ -275,7 +275,7 @@ BUDGETS = {
     "alter_partition_partition_epoch": 40000,
     "isr_join_fetch_offset_at_leso": 20000,
     "last_known_leader_after_unclean_shutdown": 2000,
-    "last_known_leader_after_unclean_shutdown_4_1": 2000,
+    "last_known_leader_after_unclean_shutdown_kafka_19522": 2000,
     "make_leader_resets_pending_isr": 2000,
 }
 QUICK = {"hwm_below_min_isr", "elr_keeps_unclean_shutdown", "isr_join_fetch_offset_at_hwm"}

@@ -101,18 +101,35 @@ def test_unclean_shutdown_last_isr_member() -> None:
     assert again.fenced and again.epoch > 103 and again.incarnation == 1
 
 
-def test_clean_restart_keeps_membership_with_previous_epoch_detection() -> None:
-    """KIP-966 design: a broker presenting its last epoch restarted cleanly."""
+def test_a_clean_restart_keeps_eligibility() -> None:
+    """KAFKA-18635 (4.0.0): a broker presenting its last epoch restarted cleanly: it leaves the
+    ISR as a fenced broker does (KAFKA-18106) but stays eligible (ELR); an unclean one does not."""
     p = reg([0, 1, 2], [0, 1], leader=0)
-    m = cluster(p, min_isr=2, unclean_shutdown_detection="previous-epoch")
-    assert isinstance(register_broker(m, RegisterBroker(1, 1, previous_epoch=101)), Unchanged)
-    assert isinstance(register_broker(m, RegisterBroker(1, 1, previous_epoch=-1)), Changed)
+    m = cluster(p, min_isr=2, elr_enabled=True)
+    clean = register_broker(m, RegisterBroker(1, 1, previous_epoch=101))
+    unclean = register_broker(m, RegisterBroker(1, 1, previous_epoch=-1))
+    assert isinstance(clean, Changed) and isinstance(unclean, Changed)
+    assert (clean.registration.isr, clean.registration.elr) == ({0}, {1})
+    assert (unclean.registration.isr, unclean.registration.elr) == ({0}, frozenset())
 
 
-def test_unclean_shutdown_ignored_before_metadata_4_0() -> None:
+def test_every_new_incarnation_is_unclean_in_3_9() -> None:
+    """Kafka 3.9: no clean-shutdown detection; with ELR the broker leaves ISR and ELR."""
     p = reg([0, 1, 2], [0, 1], leader=0)
-    m = cluster(p, elr_enabled=False, unclean_shutdown_handling=False)
-    assert isinstance(unclean_shutdown(m, 1), Unchanged)
+    m = cluster(p, min_isr=2, elr_enabled=True, release="3.9")
+    clean = register_broker(m, RegisterBroker(1, 1, previous_epoch=101))
+    assert isinstance(clean, Changed)
+    assert (clean.registration.isr, clean.registration.elr) == ({0}, frozenset())
+
+
+def test_a_new_incarnation_leaves_the_isr_since_4_0() -> None:
+    """KAFKA-18106 (4.0.0): without unclean-shutdown handling (here a metadata version before
+    4.0) a new incarnation leaves the ISR as a fenced broker does; 3.9 did nothing."""
+    p = reg([0, 1, 2], [0, 1], leader=0)
+    before_4 = cluster(p, elr_enabled=False, unclean_shutdown_handling=False, release="3.9")
+    assert isinstance(unclean_shutdown(before_4, 1), Unchanged)
+    now = unclean_shutdown(cluster(p, elr_enabled=False, unclean_shutdown_handling=False), 1)
+    assert isinstance(now, Changed) and now.registration.isr == {0}
 
 
 def test_unknown_broker() -> None:

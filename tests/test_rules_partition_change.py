@@ -144,18 +144,20 @@ def test_last_known_leader_recorded_when_isr_empties() -> None:
     assert record.leader == NO_LEADER
 
 
-def test_last_known_leader_elected_without_acceptability_check() -> None:
-    """R1.2.4 quirk (Kafka 4.0): the last known leader is elected even while fenced, uncleanly."""
+def test_last_known_leader_elected_only_if_acceptable() -> None:
+    """R1.2.4: Kafka 4.0 elects the last known leader even while fenced, uncleanly; KAFKA-19522
+    (4.1.0) elects it only if acceptable."""
     partition = reg(
         [1, 2, 3], [], leader=NO_LEADER, leader_epoch=2, partition_epoch=5, last_known_elr=[1]
     )
-    metadata = cluster(
-        partition, brokers(range(1, 4), fenced=(1, 2, 3)), min_isr=2, elr_enabled=True
-    )
+    fenced = brokers(range(1, 4), fenced=(1, 2, 3))
+    metadata = cluster(partition, fenced, min_isr=2, elr_enabled=True, release="4.0")
     outcome = partition_change(metadata, ChangeTargets())
     assert isinstance(outcome, Changed)
     assert outcome.registration.leader == 1
     assert outcome.registration.leader_recovery_state == LeaderRecoveryState.RECOVERING
+    later = cluster(partition, fenced, min_isr=2, elr_enabled=True, release="4.1")
+    assert isinstance(partition_change(later, ChangeTargets()), Unchanged)
 
 
 def test_elr_disabled_clears_leftover_elr() -> None:

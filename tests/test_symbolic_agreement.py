@@ -51,7 +51,8 @@ VARIANTS = {
     "seed-000": 'metadata_version = "4.0"\nelr = true\nreassignment_completion = "seed-000"\n'
     'unclean_shutdown_detection = "previous-epoch"\nuse_last_known_leader = false\n'
     'pending_isr_on_metadata = "reset"',
-    "v3.1-unclean": 'metadata_version = "3.1"\nunclean_leader_election = true',
+    "v3.1-unclean": 'kafka_version = "3.9"\nmetadata_version = "3.1"\n'
+    "unclean_leader_election = true",
 }
 
 
@@ -143,6 +144,7 @@ leader = 1
 min_isr = 1
 records = 1
 [rules]
+kafka_version = "3.9"
 metadata_version = "3.1"
 unclean_leader_election = true
 [faults]

@@ -10,10 +10,10 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from kafkarep.cli import check, conform, graph, plan, prove, replay, suite
+from kafkarep.cli import check, conform, differential, graph, plan, prove, replay, suite
 from kafkarep.cli.errors import BAD_INPUT, INTERNAL_ERROR, UsageError
 
-COMMANDS = (conform, check, replay, suite, graph, plan, prove)
+COMMANDS = (conform, check, replay, suite, graph, plan, prove, differential)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from kafkarep.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig, options_for_version
 from kafkarep.model.state import Budget
+from kafkarep.releases import NEWEST, line
 
 ENGINES = ("explorer", "spark", "hypothesis", "z3")
 
@@ -81,6 +82,7 @@ SECTIONS = {
     "model": {"name", "description"},
     "cluster": {"brokers", "replicas", "isr", "leader", "min_isr", "fenced", "records"},
     "rules": {
+        "kafka_version",
         "metadata_version",
         "elr",
         "unclean_leader_election",
@@ -164,7 +166,13 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
     unclean = _bool(rules, "rules", "unclean_leader_election", False)
     topic = TopicConfig(min_isr=min_isr, unclean_leader_election=unclean)
 
-    version = rules.get("metadata_version", "4.0")
+    kafka = str(rules.get("kafka_version", NEWEST))
+    try:
+        older = line(kafka) == "3.9"
+    except ValueError as error:
+        raise ModelError(f"[rules] {error}") from None
+    # the newest metadata version of the release that runs the model's ELR setting
+    version = rules.get("metadata_version", "3.9" if older and not rules.get("elr") else "4.0")
     if version not in METADATA_VERSIONS:
         raise ModelError(
             f"[rules] metadata_version {version!r} is unknown; "
@@ -174,11 +182,6 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
     completion = rules.get("reassignment_completion", "kafka")
     if completion not in ("kafka", "seed-000"):
         raise ModelError('[rules] reassignment_completion must be "kafka" or "seed-000"')
-    detection = rules.get("unclean_shutdown_detection", "incarnation")
-    if detection not in ("incarnation", "previous-epoch"):
-        raise ModelError(
-            '[rules] unclean_shutdown_detection must be "incarnation" or "previous-epoch"'
-        )
     disabled = rules.get("disable_guards", [])
     if not isinstance(disabled, list) or not all(isinstance(g, str) for g in disabled):
         raise ModelError("[rules] disable_guards must be a list of guard names")
@@ -187,12 +190,10 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         options: RuleOptions = options_for_version(
             version,
             elr,
+            kafka,
             reassignment_completion=completion,
             use_last_known_leader=_bool(rules, "rules", "use_last_known_leader", True),
-            last_known_leader_acceptable=_bool(
-                rules, "rules", "last_known_leader_acceptable", False
-            ),
-            unclean_shutdown_detection=detection,
+            **_release_overrides(rules),
             disabled_guards=frozenset(disabled),
             controller=_controller(rules, elr),
         )
@@ -233,6 +234,23 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         pending_isr_on_metadata=pending,
         engine_settings=_engine_settings(raw),
     )
+
+
+def _release_overrides(rules: dict[str, Any]) -> dict[str, Any]:
+    """The rule options a model sets against its release's (`kafkarep.releases`)."""
+    out: dict[str, Any] = {}
+    detection = rules.get("unclean_shutdown_detection")
+    if detection is not None:
+        if detection not in ("incarnation", "previous-epoch"):
+            raise ModelError(
+                '[rules] unclean_shutdown_detection must be "incarnation" or "previous-epoch"'
+            )
+        out["unclean_shutdown_detection"] = detection
+    if "last_known_leader_acceptable" in rules:
+        out["last_known_leader_acceptable"] = _bool(
+            rules, "rules", "last_known_leader_acceptable", True
+        )
+    return out
 
 
 def _controller(rules: dict[str, Any], elr: bool) -> str:

@@ -70,7 +70,9 @@ class AlterPartitionRequest(NamedTuple):
 
     @property
     def recovering(self) -> bool:
-        return self.leader_recovery_state == LeaderRecoveryState.RECOVERING
+        """The leader recovery state the request carries: version 0 has none, so RECOVERED
+        (KIP-704 added the field in version 1)."""
+        return self.version >= 1 and self.leader_recovery_state == LeaderRecoveryState.RECOVERING
 
 
 Request = Any  # an AlterPartitionRequest, or the prover's request with the same properties

@@ -18,7 +18,7 @@ from kafkarep.rules.domain import Metadata, domain_of
 from kafkarep.rules.outcome import Outcome
 from kafkarep.rules.partition_change import ChangeTargets, Election, build_record, committed
 from kafkarep.rules.record import Record
-from kafkarep.terms import Term, and_, eq, ne, or_
+from kafkarep.terms import Term, and_, eq, ne, not_, or_
 
 NOBODY = -1
 
@@ -81,17 +81,31 @@ def unfence_broker(m: Metadata, event: UnfenceBroker) -> Outcome:
 
 
 def register_broker(m: Metadata, event: RegisterBroker) -> Outcome:
-    """R5.4-R5.5: a new, fenced registration with a new broker epoch; a restart that was not
-    clean removes the broker from ISR and ELR first (metadata version 4.0-IV1 and up)."""
-    d, p = domain_of(m), m.partition
+    """R5.4-R5.5 (`ClusterControlManager.registerBroker`): a new, fenced registration with a new
+    broker epoch. A new incarnation first cleans up after the previous one: after an unclean
+    shutdown the broker leaves ISR and ELR (`handleBrokerUncleanShutdown`); otherwise, since
+    4.0.0 (KAFKA-18106), it leaves every ISR as a fenced broker does (`handleBrokerShutdown`)."""
+    d, p, options = domain_of(m), m.partition, m.options
     previous = m.brokers.get(event.broker)
+    renewed = or_(not_(previous.registered), ne(previous.incarnation, event.incarnation))
+    # the same incarnation amends its registration: fencing, shutdown and epoch are kept
     registration = d.registration(True, False, m.brokers.next_epoch(), event.incarnation)
+    if renewed is not True:
+        amended = d.registration(
+            previous.fenced, previous.in_controlled_shutdown, previous.epoch, event.incarnation
+        )
+        registration = d.pick_registration(renewed, registration, amended)
     brokers = m.brokers.with_broker(event.broker, registration)
-    if not m.options.unclean_shutdown_handling:
-        return _commit(m, brokers, False)
-    member = or_(d.has(p.isr, event.broker), d.has(p.elr, event.broker))
-    unclean = and_(_was_unclean(m, previous, event), member)
-    return _commit(m, brokers, unclean, unclean=event.broker)
+    # 3.9: whenever the metadata version supports ELR; from 4.0.0, with ELR on
+    handled = options.unclean_shutdown_handling and (
+        options.elr_enabled or not options.new_incarnation_leaves_isr
+    )
+    unclean = and_(renewed, handled, _unclean(m, previous, event))
+    touched = and_(unclean, or_(d.has(p.isr, event.broker), d.has(p.elr, event.broker)))
+    if options.new_incarnation_leaves_isr:
+        touched = or_(touched, and_(renewed, not_(unclean), d.has(p.isr, event.broker)))
+    lost = d.pick(unclean, d.single(event.broker), d.empty)
+    return _commit(m, brokers, touched, remove=event.broker, unclean_shutdown=lost)
 
 
 def unclean_shutdown(m: Metadata, broker: int) -> Outcome:
@@ -100,12 +114,13 @@ def unclean_shutdown(m: Metadata, broker: int) -> Outcome:
     return register_broker(m, RegisterBroker(broker, previous.incarnation + 1))
 
 
-def _was_unclean(m: Metadata, previous: Any, event: RegisterBroker) -> Term:
-    renewed = and_(previous.registered, ne(previous.incarnation, event.incarnation))
+def _unclean(m: Metadata, previous: Any, event: RegisterBroker) -> Term:
+    """Whether the previous incarnation's shutdown counts as unclean."""
     if m.options.unclean_shutdown_detection == "previous-epoch":
-        # the KIP-966 design: a broker that presents its last epoch shut down cleanly
-        return and_(renewed, ne(event.previous_epoch, previous.epoch))
-    return renewed  # Kafka 4.0 snapshot: every new incarnation counts (R5.4)
+        # KAFKA-18635 (4.0.0): a broker that presents its last epoch shut down cleanly
+        clean = and_(previous.registered, eq(event.previous_epoch, previous.epoch))
+        return not_(clean)
+    return True  # 3.9: every new incarnation counts
 
 
 def _commit(
@@ -114,26 +129,27 @@ def _commit(
     when: Term,
     remove: int = NOBODY,
     add: int = NOBODY,
-    unclean: int = NOBODY,
+    unclean_shutdown: Term = None,
 ) -> Outcome:
     """Kafka's `generateLeaderAndIsrUpdates`, for the partition when `when` holds: drop the
-    removed (or unclean) broker from the ISR, and elect with an acceptable-leader test that
-    excludes it and admits the broker being added."""
+    removed broker from the ISR, and elect with an acceptable-leader test that excludes it and
+    admits the broker being added. `unclean_shutdown`: the brokers whose shutdown was unclean
+    (they leave the ELR too)."""
     d, p = domain_of(m), m.partition
     if when is False:
         return committed(m, Record(d, p), brokers=brokers)
 
     def acceptable(replica: int) -> Term:
-        if replica in (remove, unclean):
+        if replica == remove:
             return False
         return True if replica == add else m.brokers.is_active(replica)
 
-    gone = d.union(*(d.single(b) for b in (remove, unclean) if b != NOBODY))
+    gone = d.single(remove) if remove != NOBODY else d.empty
     unclean_topic = m.topic.unclean_leader_election
     targets = ChangeTargets(
         isr=d.minus(p.isr, gone),
         election=Election.UNCLEAN if unclean_topic else Election.ONLINE,
-        unclean_shutdown_replicas=d.single(unclean) if unclean != NOBODY else d.empty,
+        unclean_shutdown_replicas=unclean_shutdown,
     )
     record = build_record(m, targets, acceptable)
     record.only_when(when)

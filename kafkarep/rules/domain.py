@@ -133,6 +133,11 @@ class Values:
     ) -> BrokerRegistration:
         return BrokerRegistration(True, fenced, in_controlled_shutdown, epoch, incarnation)
 
+    def pick_registration(
+        self, c: bool, a: BrokerRegistration, b: BrokerRegistration
+    ) -> BrokerRegistration:
+        return a if c else b
+
     def code(self, error: Error) -> Error:
         return error
 

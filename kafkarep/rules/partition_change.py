@@ -157,14 +157,20 @@ def _complete_reassignment(m: Metadata, t: Targets) -> tuple[Targets, Term]:
     final_replicas = d.keep(t.replicas, lambda r: not_(d.has(t.removing, r)))
     count = d.count(final_replicas)
     blocked = and_(not_(d.is_empty(t.removing)), or_(d.is_empty(final_isr), eq(count, 0)))
+    every_target = d.subset(d.members(final_replicas), final_isr)
     if m.options.reassignment_completion == "seed-000":
         # Seed 000 §4.2: final ISR >= MinISR and every *adding* replica in it (§4.1.2: a removal
         # also needs a final replica set of at least MinISR).
         min_isr = effective_min_isr(m)
         too_few = or_(d.size(final_isr) < min_isr, count < min_isr)
         ready = and_(not_(too_few), d.subset(t.adding, final_isr))
+    elif m.options.completion_when_adding_in_isr:
+        # KAFKA-19975 (4.3.0): the adding replicas are in the ISR; every target replica only
+        # when the replica count shrinks (PartitionReassignmentReplicas.maybeCompleteReassignment)
+        shrinks = d.size(t.adding) < d.size(t.removing)
+        ready = and_(d.subset(t.adding, final_isr), or_(not_(shrinks), every_target))
     else:
-        ready = d.subset(d.members(final_replicas), final_isr)
+        ready = every_target
     completed = and_(ongoing, not_(blocked), ready)
     done = Targets(final_isr, final_replicas, d.empty, d.empty, t.elr, t.last_known_elr)
     return (
@@ -281,11 +287,23 @@ def _record_elr(m: Metadata, t: Targets, record: Record) -> None:
 
 
 def _record_last_known_leader(m: Metadata, record: Record) -> None:
-    """R1.3.5: remember the leader when the ISR empties; forget it once there is a leader."""
+    """R1.3.5: remember the last leader, forget it once there is a leader again
+    (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`)."""
     options = m.options
     if not (options.use_last_known_leader and options.elr_enabled):
         return
     d, p = domain_of(m), m.partition
+    if options.last_known_leader_on_leaderless:
+        # apache/kafka#20629 (4.1.1): when a change leaves the partition leaderless and none is
+        # remembered; forgotten when a change names a leader
+        named = record.has("leader")
+        leaderless = and_(named, eq(record.get("leader"), NO_LEADER))
+        remember = and_(leaderless, d.is_empty(p.last_known_elr))
+        forget = and_(named, record.get("leader") >= 0, not_(d.is_empty(p.last_known_elr)))
+        record.set("last_known_elr", remember, d.single(p.leader))
+        record.set("last_known_elr", forget, d.empty)
+        return
+    # before 4.1.1: when the ISR empties; forgotten once the partition will have a leader
     empties = and_(record.has("isr"), d.is_empty(record.get("isr")))
     remember = and_(empties, not_(d.same(p.last_known_elr, d.single(p.leader))))
     will_have_leader = or_(

@@ -25,13 +25,15 @@ from kafkarep.rules.partition_change import (
     effective_min_isr,
 )
 from kafkarep.rules.record import Record
-from kafkarep.terms import Term, and_, not_, or_
+from kafkarep.terms import Term, and_, eq, not_, or_
 
 
 class AlterReassignmentRequest(NamedTuple):
-    """An AlterPartitionReassignments entry: the target replicas, or None to cancel."""
+    """An AlterPartitionReassignments entry: the target replicas, or None to cancel; and the
+    request's `allowReplicationFactorChange` (KIP-860)."""
 
     target: tuple[int, ...] | None
+    allow_replication_factor_change: bool = True
 
 
 class ReassignmentSplit(NamedTuple):
@@ -88,6 +90,20 @@ def target_brokers_registered(m: Metadata, r: AlterReassignmentRequest) -> Term:
     return and_(*(m.brokers.get(b).registered for b in r.target))
 
 
+@guard("reassignment", Error.INVALID_REPLICATION_FACTOR)
+def replication_factor_unchanged(m: Metadata, r: AlterReassignmentRequest) -> Term:
+    """KIP-860 (4.1.0): a request that forbids it may not change the replica count: the target
+    has as many replicas as the assignment (the replicas without the ones being removed, during
+    a reassignment; `validatePartitionReplicationFactorUnchanged`)."""
+    if r.target is None or r.allow_replication_factor_change:
+        return True
+    if not m.options.replication_factor_change_check:
+        return True
+    d, p = domain_of(m), m.partition
+    assigned = d.minus(d.union(d.members(p.replicas), p.adding), p.removing)
+    return eq(d.size(assigned), len(r.target))
+
+
 @guard("reassignment", Error.NO_REASSIGNMENT_IN_PROGRESS)
 def reassignment_in_progress(m: Metadata, r: AlterReassignmentRequest) -> Term:
     """R3.2.1: a cancel needs an ongoing reassignment."""
@@ -111,7 +127,12 @@ def revert_keeps_min_isr(m: Metadata, r: AlterReassignmentRequest) -> Term:
     return or_(enough, m.topic.unclean_leader_election)
 
 
-START_GUARDS = (target_not_empty, target_without_duplicates, target_brokers_registered)
+START_GUARDS = (
+    target_not_empty,
+    target_without_duplicates,
+    target_brokers_registered,
+    replication_factor_unchanged,
+)
 CANCEL_GUARDS = (reassignment_in_progress, revert_is_clean, revert_keeps_min_isr)
 
 

@@ -222,6 +222,9 @@ class Terms:
     ) -> Reg:
         return Reg(fenced, in_controlled_shutdown, epoch, incarnation)
 
+    def pick_registration(self, c: Term, a: Reg, b: Reg) -> Reg:
+        return self.enc.merge(c, a, b, Reg)
+
     def code(self, error: Error) -> int:
         return ERROR[error]
 
