@@ -18,6 +18,7 @@ one); the request versions are the ones the release serves.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -50,11 +51,27 @@ class AreaResult(NamedTuple):
 # --- the inputs --------------------------------------------------------------------------------
 
 
+@functools.cache
+def _ints(low: int, high: int) -> st.SearchStrategy[int]:
+    # strategies built once: Hypothesis' own cache costs more than the draw of a small integer
+    return st.integers(low, high)
+
+
+@functools.cache
+def _pick(*items: Any) -> st.SearchStrategy[Any]:
+    return st.sampled_from(items)
+
+
+@functools.cache
+def _orders(items: tuple[int, ...]) -> st.SearchStrategy[list[int]]:
+    return st.permutations(items)
+
+
 def _subset(draw: Any, items: list[int] | tuple[int, ...]) -> list[int]:
     """A subset of the items, in ascending order (one draw: a bit per item)."""
     if not items:
         return []
-    bits = draw(st.integers(0, (1 << len(items)) - 1))
+    bits = draw(_ints(0, (1 << len(items)) - 1))
     return sorted(x for k, x in enumerate(items) if bits >> k & 1)
 
 
@@ -80,32 +97,32 @@ def _broker(broker: int, bits: int) -> dict[str, Any]:
 def clusters(draw: Any, release: str) -> dict[str, Any]:
     """A broker registry, a topic config and one partition's registration."""
     b = behaviour(release)
-    elr = draw(st.booleans())
+    elr = bool(draw(_ints(0, 1)))
     if elr:
         metadata_version = "4.0"
     elif line(release) == "3.9":
-        metadata_version = draw(st.sampled_from(["3.9", "3.5", "4.0"]))
+        metadata_version = draw(_pick("3.9", "3.5", "4.0"))
     else:
-        metadata_version = draw(st.sampled_from(["4.0", "4.0", "3.5"]))
+        metadata_version = draw(_pick("4.0", "4.0", "3.5"))
     assert metadata_version >= b.lowest_metadata_version
-    bits = draw(st.integers(0, (1 << (6 * len(POOL))) - 1))
+    bits = draw(_ints(0, (1 << (6 * len(POOL))) - 1))
     brokers = {str(x): _broker(x, bits >> (6 * x) & 63) for x in POOL}
-    count = draw(st.integers(1, 5))
-    replicas = list(draw(st.permutations(POOL))[:count])
+    count = draw(_ints(1, 5))
+    replicas = list(draw(_orders(POOL))[:count])
     isr = _subset(draw, replicas)
-    leader = draw(st.sampled_from([*isr, -1])) if isr else -1
+    leader = draw(_pick(*isr, -1)) if isr else -1
     elr_members = _subset(draw, [r for r in replicas if r not in isr]) if elr else []
     last_known = draw(st.sampled_from([[], [], *[[r] for r in replicas]])) if elr else []
     adding: list[int] = []
     removing: list[int] = []
-    if len(replicas) > 1 and draw(st.integers(0, 3)) == 0:
+    if len(replicas) > 1 and draw(_ints(0, 3)) == 0:
         adding = _subset(draw, replicas[:-1])
         removing = _subset(draw, [r for r in replicas if r not in adding][1:])
-    recovering = leader != -1 and isr == [leader] and draw(st.integers(0, 3)) == 0
+    recovering = leader != -1 and isr == [leader] and draw(_ints(0, 3)) == 0
     config = {
-        "min_isr": draw(st.integers(1, 4)),
+        "min_isr": draw(_ints(1, 4)),
         "elr_enabled": elr,
-        "unclean_leader_election": draw(st.integers(0, 3)) == 0,
+        "unclean_leader_election": draw(_ints(0, 3)) == 0,
         "metadata_version": metadata_version,
     }
     return {
@@ -117,8 +134,8 @@ def clusters(draw: Any, release: str) -> dict[str, Any]:
             "elr": elr_members,
             "last_known_elr": last_known,
             "leader": leader,
-            "leader_epoch": draw(st.integers(0, 5)),
-            "partition_epoch": draw(st.integers(0, 8)),
+            "leader_epoch": draw(_ints(0, 5)),
+            "partition_epoch": draw(_ints(0, 8)),
             "adding": adding,
             "removing": removing,
             "leader_recovery_state": "RECOVERING" if recovering else "RECOVERED",
@@ -140,20 +157,20 @@ def partition_changes(draw: Any, release: str) -> dict[str, Any]:
     before = case["before"]
     action: dict[str, Any] = {"type": "partition_change"}
     replicas = before["replicas"]
-    if draw(st.booleans()):
+    if draw(_ints(0, 1)):
         action["target_isr"] = _subset(draw, replicas)
-    if draw(st.integers(0, 3)) == 0:
-        action["target_replicas"] = draw(st.permutations(replicas))
-    if draw(st.integers(0, 4)) == 0:
+    if draw(_ints(0, 3)) == 0:
+        action["target_replicas"] = draw(_orders(tuple(replicas)))
+    if draw(_ints(0, 4)) == 0:
         action["target_adding"] = _subset(draw, replicas)
-    if draw(st.integers(0, 4)) == 0:
+    if draw(_ints(0, 4)) == 0:
         action["target_removing"] = _subset(draw, replicas)
-    if draw(st.integers(0, 4)) == 0:
-        action["target_leader_recovery_state"] = draw(st.sampled_from(["RECOVERED", "RECOVERING"]))
-    action["election"] = draw(st.sampled_from(["online", "online", "preferred", "unclean"]))
-    if case["config"]["elr_enabled"] and draw(st.integers(0, 3)) == 0:
+    if draw(_ints(0, 4)) == 0:
+        action["target_leader_recovery_state"] = draw(_pick("RECOVERED", "RECOVERING"))
+    action["election"] = draw(_pick("online", "online", "preferred", "unclean"))
+    if case["config"]["elr_enabled"] and draw(_ints(0, 3)) == 0:
         action["unclean_shutdown_replicas"] = _subset(draw, replicas)
-    case["config"]["use_last_known_leader"] = draw(st.integers(0, 3)) > 0
+    case["config"]["use_last_known_leader"] = draw(_ints(0, 3)) > 0
     case["action"] = action
     return case
 
@@ -163,27 +180,25 @@ def alter_partitions(draw: Any, release: str) -> dict[str, Any]:
     case = draw(clusters(release))
     before = case["before"]
     leader = before["leader"]
-    requester = (
-        leader if leader >= 0 and draw(st.integers(0, 4)) > 0 else draw(st.sampled_from(POOL))
-    )
+    requester = leader if leader >= 0 and draw(_ints(0, 4)) > 0 else draw(_pick(*POOL))
     members = _subset(draw, before["replicas"])
-    if draw(st.integers(0, 9)) == 0:
-        members = sorted({*members, draw(st.sampled_from(POOL))})
+    if draw(_ints(0, 9)) == 0:
+        members = sorted({*members, draw(_pick(*POOL))})
     new_isr = []
     for member in members:
-        kind = draw(st.sampled_from(["epoch", "epoch", "epoch", "unchecked", "stale"]))
+        kind = draw(_pick("epoch", "epoch", "epoch", "unchecked", "stale"))
         epoch = {"epoch": _epoch(case, member), "unchecked": -1, "stale": 7}[kind]
         new_isr.append({"broker": member, "epoch": epoch})
     action: dict[str, Any] = {
         "type": "alter_partition",
         "leader": requester,
-        "leader_epoch": before["leader_epoch"] + draw(st.sampled_from([0, 0, 0, -1, 1])),
-        "partition_epoch": before["partition_epoch"] + draw(st.sampled_from([0, 0, 0, -1, 1])),
+        "leader_epoch": before["leader_epoch"] + draw(_pick(0, 0, 0, -1, 1)),
+        "partition_epoch": before["partition_epoch"] + draw(_pick(0, 0, 0, -1, 1)),
         "new_isr": new_isr,
-        "leader_recovery_state": draw(st.sampled_from(["RECOVERED", "RECOVERED", "RECOVERING"])),
-        "version": draw(st.integers(behaviour(release).lowest_alter_partition_version, 3)),
+        "leader_recovery_state": draw(_pick("RECOVERED", "RECOVERED", "RECOVERING")),
+        "version": draw(_ints(behaviour(release).lowest_alter_partition_version, 3)),
     }
-    kind = draw(st.sampled_from(["registered", "registered", "registered", "none", "stale"]))
+    kind = draw(_pick("registered", "registered", "registered", "none", "stale"))
     if kind == "registered" and str(requester) in case["brokers"]:
         action["broker_epoch"] = _epoch(case, requester)
     elif kind == "stale":
@@ -196,7 +211,7 @@ def alter_partitions(draw: Any, release: str) -> dict[str, Any]:
 def broker_events(draw: Any, release: str) -> dict[str, Any]:
     case = draw(clusters(release))
     registered = _registered(case)
-    kind = draw(st.sampled_from(["fence", "unfence", "shutdown", "register", "register"]))
+    kind = draw(_pick("fence", "unfence", "shutdown", "register", "register"))
     entry = {b: case["brokers"][str(b)] for b in registered}
     if kind == "fence":
         eligible = [b for b in registered if not entry[b]["fenced"]]
@@ -208,16 +223,16 @@ def broker_events(draw: Any, release: str) -> dict[str, Any]:
         eligible = list(POOL)
     if not eligible:
         kind, eligible = "register", list(POOL)
-    broker = draw(st.sampled_from(eligible))
+    broker = draw(_pick(*eligible))
     if kind == "register":
         current = case["brokers"][str(broker)]
         incarnation = int(current.get("incarnation", 0))
         action: dict[str, Any] = {
             "type": "register_broker",
             "broker": broker,
-            "incarnation": incarnation + draw(st.sampled_from([1, 1, 1, 0])),
+            "incarnation": incarnation + draw(_pick(1, 1, 1, 0)),
             "previous_broker_epoch": draw(
-                st.sampled_from([-1, int(current.get("epoch", -1)), int(current.get("epoch", -1))])
+                _pick(-1, int(current.get("epoch", -1)), int(current.get("epoch", -1)))
             ),
         }
     else:
@@ -232,7 +247,7 @@ def elections(draw: Any, release: str) -> dict[str, Any]:
     case = draw(clusters(release))
     case["action"] = {
         "type": "elect_leader",
-        "election": draw(st.sampled_from(["preferred", "unclean"])),
+        "election": draw(_pick("preferred", "unclean")),
     }
     return case
 
@@ -241,15 +256,13 @@ def elections(draw: Any, release: str) -> dict[str, Any]:
 def reassignments(draw: Any, release: str) -> dict[str, Any]:
     case = draw(clusters(release))
     action: dict[str, Any] = {"type": "alter_reassignment"}
-    if draw(st.integers(0, 3)) == 0:
+    if draw(_ints(0, 3)) == 0:
         action["target"] = None
     else:
-        action["target"] = draw(
-            st.lists(st.sampled_from(POOL), min_size=1, max_size=5, unique=True)
-        )
-        if draw(st.integers(0, 19)) == 0:
-            action["target"] = draw(st.lists(st.sampled_from(POOL), max_size=4))  # malformed
-        if behaviour(release).replication_factor_change_check and draw(st.integers(0, 4)) == 0:
+        action["target"] = draw(st.lists(_pick(*POOL), min_size=1, max_size=5, unique=True))
+        if draw(_ints(0, 19)) == 0:
+            action["target"] = draw(st.lists(_pick(*POOL), max_size=4))  # malformed
+        if behaviour(release).replication_factor_change_check and draw(_ints(0, 4)) == 0:
             action["allow_replication_factor_change"] = False
     case["action"] = action
     return case
@@ -299,6 +312,9 @@ def as_case(case: dict[str, Any], kafka: dict[str, Any], release: str) -> dict[s
     }
 
 
+BATCH = 25  # cases per Hypothesis example: its per-example work is paid once for 25
+
+
 def run_area(
     oracle: Oracle,
     area: str,
@@ -306,39 +322,46 @@ def run_area(
     random_seed: int,
     tick: Callable[[], None] | None = None,
 ) -> AreaResult:
-    """Compare `cases` cases of one area (Hypothesis stops at the first disagreement and shrinks
-    it)."""
+    """Compare `cases` cases of one area. Each Hypothesis example is a batch of cases, sent to
+    the oracle together; at the first disagreement Hypothesis stops and shrinks the batch, and
+    the case that disagrees is reported."""
     release = oracle.release
+    batch = min(BATCH, cases)
     agreed = unsupported = 0
     last: list[tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = []
     started = time.monotonic()
 
     @seed(random_seed)
     @settings(
-        max_examples=cases,
+        max_examples=-(-cases // batch),
         database=None,
         deadline=None,
         suppress_health_check=list(HealthCheck),
         print_blob=False,
     )
-    @given(STRATEGIES[area](release))
-    def compare_one(case: dict[str, Any]) -> None:
+    @given(st.lists(STRATEGIES[area](release), min_size=batch, max_size=batch))
+    def compare_batch(drawn: list[dict[str, Any]]) -> None:
         nonlocal agreed, unsupported
-        case = {"id": "case", **case}
-        kafka = kafka_answer(oracle.ask(case))
-        if tick is not None:
-            tick()
-        if kafka is None:
-            unsupported += 1
-            return
-        found = differences(case, kafka, conformance.answer(case, release))
-        if found:
-            last.append((case, kafka, found))
-            raise Disagreement("; ".join(found))
-        agreed += 1
+        if not last:  # the last batch takes only what is left of `cases`
+            drawn = drawn[: cases - agreed - unsupported]
+        named = [{"id": f"case-{k}", **case} for k, case in enumerate(drawn)]
+        replies = list(oracle.ask_many(named))  # all of them: the pipe holds no stale reply
+        for case, reply in zip(named, replies, strict=True):
+            kafka = kafka_answer(reply)
+            if tick is not None:
+                tick()
+            counting = not last  # shrinking replays cases: count each case once
+            if kafka is None:
+                unsupported += counting
+                continue
+            found = differences(case, kafka, conformance.answer(case, release))
+            if found:
+                last.append((case, kafka, found))
+                raise Disagreement("; ".join(found))
+            agreed += counting
 
     try:
-        compare_one()
+        compare_batch()
     except Disagreement:
         case, kafka, found = last[-1]
         seconds = time.monotonic() - started

@@ -27,6 +27,7 @@ release that changed it and the JIRA or KIP:
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 # The releases the oracle builds and checks: the newest patch of each line, and 4.1.0 (a patch
@@ -74,6 +75,7 @@ class Behaviour(NamedTuple):
     lowest_metadata_version: str  # the oldest metadata.version the release runs
 
 
+@functools.cache
 def behaviour(release: str) -> Behaviour:
     v = version(resolve(release))
     return Behaviour(

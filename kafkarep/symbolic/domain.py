@@ -23,7 +23,7 @@ from kafkarep.metadata import UNREGISTERED, RuleOptions, TopicConfig
 from kafkarep.rules.outcome import Decision
 from kafkarep.rules.record import SET_FIELDS, Record
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import ERROR, Encoding, Reg, Snap
+from kafkarep.symbolic.encoding import ERROR, ApReq, Encoding, Reg, Snap
 from kafkarep.terms import Term, and_, eq, imax, ite, ne, not_, or_
 
 
@@ -82,28 +82,29 @@ class Metadata(NamedTuple):
     domain: Terms
 
 
-class AlterPartition(NamedTuple):
-    """An AlterPartition request of the symbolic state, with the properties the rules read of
-    `kafkarep.rules.AlterPartitionRequest` (version 3: per-member broker epochs)."""
+class AlterPartition:
+    """A broker's AlterPartition request of the symbolic state (`ApReq`), with what the rules
+    read of `kafkarep.rules.AlterPartitionRequest` (version 3: per-member broker epochs)."""
 
-    broker: int
-    leader_epoch: Term
-    partition_epoch: Term
-    isr: Term
-    epochs: tuple[Term, ...]  # by broker id - 1: the epoch sent for a member (-1: not checked)
-    recovering: Term
-    broker_epoch: Term
-    sets: ops.Sets
-    version: int = 3
-    distinct: bool = True  # a set has no member twice
+    version = 3
+    distinct = True  # a set has no member twice
+
+    def __init__(self, broker: int, request: ApReq, sets: ops.Sets) -> None:
+        self.broker = broker
+        self.request = request
+        self.sets = sets
+
+    def __getattr__(self, name: str) -> Term:
+        # leader_epoch, partition_epoch, isr, recovering, broker_epoch: the request's own
+        return getattr(self.request, name)
 
     def proposals(self) -> Iterator[tuple[Term, int, Term]]:
         for k in range(1, self.sets.n + 1):
-            yield self.sets.has(self.isr, k), k, self.epochs[k - 1]
+            yield self.sets.has(self.request.isr, k), k, self.request.epochs[k - 1]
 
     @property
     def size(self) -> Term:
-        return self.sets.size(self.isr)
+        return self.sets.size(self.request.isr)
 
 
 class Terms:

@@ -616,10 +616,7 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
 
     def update(sym: Sym, _: Term) -> Sym:
         q = sym.reqs[broker - 1]
-        request = AlterPartition(
-            broker, q.leader_epoch, q.partition_epoch, q.isr, q.epochs, q.recovering,
-            q.broker_epoch, enc.sets,
-        )  # fmt: skip
+        request = AlterPartition(broker, q, enc.sets)
         outcome = decided(rules.alter_partition(metadata(enc, sym), request))
         sym = with_req(commit(enc, sym, outcome), broker, enc.no_request())
         p = sym.cur

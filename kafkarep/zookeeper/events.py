@@ -135,7 +135,10 @@ def unfence_broker(metadata: ClusterMetadata, event: UnfenceBroker) -> Outcome:
 
 def register_broker(metadata: ClusterMetadata, event: RegisterBroker) -> Outcome:
     """A new, fenced registration with a new broker epoch; no partition changes."""
-    without = metadata.options._replace(unclean_shutdown_handling=False)
+    # the KRaft-only clean-ups of a new incarnation (KIP-966, KAFKA-18106) do not apply
+    without = metadata.options._replace(
+        unclean_shutdown_handling=False, new_incarnation_leaves_isr=False
+    )
     return rules.register_broker(metadata._replace(options=without), event)
 
 
