@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from kafkarep import conformance
 from kafkarep.oracle import Oracle
 from kafkarep.oracle import answer as kafka_answer
-from kafkarep.releases import behaviour, line, resolve
+from kafkarep.releases import behaviour, line
 
 AREAS = ("partition_change", "alter_partition", "broker_events", "elections", "reassignment")
 POOL = tuple(range(6))  # broker ids
@@ -367,17 +367,3 @@ def run_area(
         seconds = time.monotonic() - started
         return AreaResult(area, agreed, unsupported, seconds, as_case(case, kafka, release), found)
     return AreaResult(area, agreed, unsupported, time.monotonic() - started, None)
-
-
-def run(
-    release: str,
-    cases: int,
-    random_seed: int,
-    areas: tuple[str, ...] = AREAS,
-    tick: Callable[[], None] | None = None,
-    log: Callable[[str], None] | None = None,
-) -> list[AreaResult]:
-    """Compare `cases` cases per area under one release."""
-    release = resolve(release)
-    with Oracle(release, log) as oracle:
-        return [run_area(oracle, area, cases, random_seed, tick) for area in areas]

@@ -86,6 +86,30 @@ def test_the_cli_prints_the_summary_last(capsys: pytest.CaptureFixture[str]) -> 
     assert capsys.readouterr().out.splitlines()[-1] == "differential: 60 agreed, 0 disagreed"
 
 
+@needs_oracle
+def test_progress_lines_off_a_terminal_and_finished_areas_survive_an_interrupt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kafkarep.cli import differential as command
+
+    monkeypatch.setattr(command, "PROGRESS_SECONDS", 0.0)
+    real = differential.run_area
+
+    def second_area_interrupted(oracle: Any, area: str, *args: Any) -> Any:
+        if area == "reassignment":
+            raise KeyboardInterrupt
+        return real(oracle, area, *args)
+
+    monkeypatch.setattr(differential, "run_area", second_area_interrupted)
+    argv = ["differential", "--cases", "30", "--area", "elections", "--area", "reassignment"]
+    assert main(argv) == 3
+    captured = capsys.readouterr()
+    assert "of 60 cases" in captured.err and "interrupted: 1 of 2 areas done" in captured.err
+    out = captured.out.splitlines()
+    assert out[0].startswith("elections          agrees: 30 agreed")
+    assert out[-1] == "differential: 30 agreed, 0 disagreed"
+
+
 def test_without_java_it_says_so_in_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
