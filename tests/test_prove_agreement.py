@@ -105,6 +105,26 @@ def test_a_model_prove_does_not_encode_is_one_line_exit_2(
     assert len(err) == 1 and model in err[0] and "does not encode" in err[0]
 
 
+@pytest.mark.parametrize(
+    "option",
+    [
+        'truncation = "kip-101"',
+        'truncation = "high-watermark"',
+        "current_leader_epoch_in_fetch = false",
+    ],
+)
+def test_a_historical_data_plane_is_refused_in_one_line(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The encoding has today's data plane only (docs/history.md)."""
+    text = (ROOT / "models" / "kip966_small.toml").read_text()
+    model = tmp_path / "historical.toml"
+    model.write_text(text.replace("[rules]\n", f"[rules]\n{option}\n", 1))
+    assert main(["prove", str(model), "--property", "min_isr_commit"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not encode" in err[0] and "truncation by leader epoch" in err[0]
+
+
 # The correct model at the bounds of the elr_keeps_unclean_shutdown mutation.
 LOSSY_CRASH = """
 [cluster]

@@ -24,7 +24,12 @@ MODELS = ROOT / "models"
 # Every model shape and rule option, with the guards the mutations switch off.
 SHAPES = sorted(
     p
-    for p in (*MODELS.glob("*.toml"), *MODELS.glob("mutations/*.toml"), *MODELS.glob("findings/*"))
+    for p in (
+        *MODELS.glob("*.toml"),
+        *MODELS.glob("mutations/*.toml"),
+        *MODELS.glob("findings/*"),
+        *MODELS.glob("history/*.toml"),
+    )
     if load_model(p).check.engine == "explorer"
 )
 ALL = properties.ALL

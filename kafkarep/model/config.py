@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kafkarep.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig, options_for_version
+from kafkarep.model.logs import TRUNCATIONS
 from kafkarep.model.state import Budget
 from kafkarep.releases import NEWEST, line
 
@@ -56,6 +57,11 @@ class ModelConfig(NamedTuple):
     expect: Expectation
     metadata_version: str = "4.0"
     pending_isr_on_metadata: str = "keep-newer"
+    # The data plane's log reconciliation (kafkarep/model/logs.py): "leader-epoch" (KIP-279,
+    # today's), "kip-101" (one epoch look-up, Kafka 0.11 to 1.x) or "high-watermark" (before
+    # KIP-101). False: fetches carry no current leader epoch (before KIP-320, Kafka 2.1).
+    truncation: str = "leader-epoch"
+    current_leader_epoch_in_fetch: bool = True
     # Engine sections ([hypothesis], [prove], [plan], ...) as (section, key, value), sorted;
     # each engine validates and reads its own with `setting`.
     engine_settings: tuple[tuple[str, str, Any], ...] = ()
@@ -92,6 +98,8 @@ SECTIONS = {
         "unclean_shutdown_detection",
         "disable_guards",
         "pending_isr_on_metadata",
+        "truncation",
+        "current_leader_epoch_in_fetch",
         "controller",
     },
     "faults": set(Budget._fields) - {"records"},
@@ -203,6 +211,9 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
     pending = rules.get("pending_isr_on_metadata", "keep-newer")
     if pending not in ("keep-newer", "reset"):
         raise ModelError('[rules] pending_isr_on_metadata must be "keep-newer" or "reset"')
+    truncation = rules.get("truncation", "leader-epoch")
+    if truncation not in TRUNCATIONS:
+        raise ModelError("[rules] truncation must be " + ", ".join(f'"{t}"' for t in TRUNCATIONS))
     budget = Budget(
         records=_int(cluster, "cluster", "records", 1, low=0, high=9),
         **{name: _int(faults, "faults", name, 0, low=0, high=9) for name in SECTIONS["faults"]},
@@ -232,6 +243,8 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         expect=_expect(raw.get("expect", {})),
         metadata_version=version,
         pending_isr_on_metadata=pending,
+        truncation=truncation,
+        current_leader_epoch_in_fetch=_bool(rules, "rules", "current_leader_epoch_in_fetch", True),
         engine_settings=_engine_settings(raw),
     )
 

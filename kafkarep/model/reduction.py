@@ -18,7 +18,7 @@ of the small models, mutations included, and that verdicts and depths are unchan
 - **Stale fetch responses.** A fetch response from a leader epoch older than the last metadata
   the follower applied will be dropped on arrival (`leader_epoch_matches`), and leader epochs
   never go back: only its arrival matters, not its content. Not applied when that guard is
-  switched off.
+  switched off, or fetches carry no leader epoch (`current_leader_epoch_in_fetch = false`).
 - **Idle AlterPartition responses.** A response whose handling can only clear it, now and later:
   an error the leader waits out (any but NONE and the roll-back errors), or an answer to a
   proposal from a partition epoch older than the last metadata the leader applied (applying it
@@ -70,7 +70,9 @@ def reducer(cfg: ModelConfig) -> Reduce:
     """`reduce` for one model, its switches read once (the explorer calls it per successor)."""
     if not cfg.check.reduction:
         return _unchanged
-    fetch_guard = leader_epoch_matches.enabled(cfg.options.disabled_guards)
+    fetch_guard = cfg.current_leader_epoch_in_fetch and leader_epoch_matches.enabled(
+        cfg.options.disabled_guards
+    )
     requests_guard = leader_epoch_current.enabled(cfg.options.disabled_guards)
 
     def reduce_one(state: ClusterState, parent: ClusterState | None = None) -> ClusterState:

@@ -88,7 +88,8 @@ class Replica(NamedTuple):
 
     @property
     def last_epoch(self) -> int:
-        return self.log[-1][0] if self.log else 0
+        """The latest epoch in the log (`logs.latest_epoch`)."""
+        return max(e for e, _ in self.log) if self.log else 0
 
 
 @fast_replace

@@ -266,6 +266,13 @@ class Encoding:
     ) -> None:
         if cfg.options.controller != "kraft":
             raise AbstractionError("the symbolic engine encodes the KRaft controller rules only")
+        if cfg.truncation != "leader-epoch" or not cfg.current_leader_epoch_in_fetch:
+            # The historical data planes (kafkarep/model/logs.py) are explored, not encoded.
+            raise AbstractionError(
+                "the symbolic engine encodes today's truncation by leader epoch with the leader "
+                'epoch in fetches only (truncation = "leader-epoch", '
+                "current_leader_epoch_in_fetch = true)"
+            )
         self.cfg = cfg
         self.n = len(cfg.broker_ids)
         self.r = max(cfg.records, 1)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafkarep.guards import guard
+from kafkarep.guards import Guard, guard
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import maybe_advance_hwm
-from kafkarep.model.logs import diverges, truncation_point
+from kafkarep.model.logs import answer, truncate_to
 from kafkarep.model.state import (
     RUNNING,
     Broker,
@@ -84,12 +84,22 @@ def fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         if (
             leader is None
             or leader.view is None
-            or leader.view.leader_epoch != replica.view.leader_epoch
+            or not _same_leader_epoch(cfg, leader, replica)
             or broker_id not in leader.view.replicas
             or _converged(leader, replica, broker, broker_id)
         ):
             continue
         yield Action("fetch", broker_id)
+
+
+def _same_leader_epoch(cfg: ModelConfig, leader: Replica, follower: Replica) -> bool:
+    """KIP-320 (Kafka 2.1): a fetch carries the follower's current leader epoch and the leader
+    serves only its own (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH). Before it, a leader served
+    any follower that fetched from it."""
+    assert leader.view is not None and follower.view is not None
+    if not cfg.current_leader_epoch_in_fetch:
+        return True
+    return leader.view.leader_epoch == follower.view.leader_epoch
 
 
 def _converged(leader: Replica, follower: Replica, broker: Broker, broker_id: int) -> bool:
@@ -111,7 +121,7 @@ def fetch(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
     leader = state.broker(leader_id).replica
     assert leader is not None and leader.view is not None
     epoch = leader.view.leader_epoch
-    diverging = diverges(leader.log, epoch, replica.leo, replica.last_epoch)
+    diverging = answer(cfg.truncation, leader.log, epoch, replica.leo, replica.last_epoch)
     if diverging is None:
         followers = list(leader.followers)
         followers[action.actor - 1] = FollowerView(replica.leo, follower.epoch, True)
@@ -161,6 +171,13 @@ def fetch_offset_matches(replica: Replica | None, response: FetchResponse) -> bo
     return replica is not None and replica.leo == response.fetch_offset
 
 
+def response_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
+    """The checks a fetch response passes, in order; the leader epoch one since KIP-320."""
+    if cfg.current_leader_epoch_in_fetch:
+        return (leader_epoch_matches, fetch_offset_matches)
+    return (fetch_offset_matches,)
+
+
 def fetch_response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     for broker_id, broker in enumerate(state.brokers, 1):
         if broker.status in RUNNING and broker.fetch_response is not None:
@@ -175,15 +192,13 @@ def fetch_response(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     broker = broker._replace(fetch_response=None)
     replica = broker.replica
     disabled = cfg.options.disabled_guards
-    if (
-        not in_fetcher(replica, response)
-        or not leader_epoch_matches.passes(disabled, replica, response)
-        or not fetch_offset_matches.passes(disabled, replica, response)
+    if not in_fetcher(replica, response) or any(
+        not guard.passes(disabled, replica, response) for guard in response_guards(cfg)
     ):
         return state.with_broker(action.actor, broker)
     assert replica is not None
     if response.diverging is not None:
-        cut = truncation_point(replica.log, response.diverging)
+        cut = truncate_to(cfg.truncation, replica.log, replica.hwm, response.diverging)
         replica = replica._replace(log=replica.log[:cut], hwm=min(replica.hwm, cut))
     else:
         log = replica.log + response.entries

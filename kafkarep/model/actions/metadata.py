@@ -37,26 +37,28 @@ def apply_metadata(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     broker_id = action.actor
     snapshot = state.controller.log[offset]
     before = state.broker(broker_id)
-    after = _alone(broker_id, before, snapshot)
+    after = _alone(broker_id, before, snapshot, cfg.truncation)
     if after is not None:
         return compact(state.with_broker(broker_id, after))
     broker = before._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
     return compact(act_on(cfg, state, broker_id, broker, snapshot))
 
 
-# (id(broker), id(snapshot), broker id) -> (broker, snapshot, the broker after it applied the
-# snapshot). A broker object is shared by every state its broker has not changed in since, so
-# the same reaction recurs (84% of them, on the shipped KIP-966 model); the entry holds both
-# objects, so their ids are not reused while it is cached.
-_REACTIONS: dict[tuple[int, int, int], tuple[Broker, PartitionRegistration, Broker]] = {}
+# (id(broker), id(snapshot), broker id, truncation) -> (broker, snapshot, the broker after it
+# applied the snapshot). A broker object is shared by every state its broker has not changed in
+# since, so the same reaction recurs (84% of them, on the shipped KIP-966 model); the entry holds
+# both objects, so their ids are not reused while it is cached.
+_REACTIONS: dict[tuple[int, int, int, str], tuple[Broker, PartitionRegistration, Broker]] = {}
 _REACTIONS_LIMIT = 1 << 17
 
 
-def _alone(broker_id: int, before: Broker, snapshot: PartitionRegistration) -> Broker | None:
+def _alone(
+    broker_id: int, before: Broker, snapshot: PartitionRegistration, truncation: str
+) -> Broker | None:
     """The broker once it has applied the snapshot, when nothing else in the state changes
     with it: it neither leads nor becomes the leader, and has no unacknowledged writes to fail
     (see `act_on`). Else None."""
-    key = (id(before), id(snapshot), broker_id)
+    key = (id(before), id(snapshot), broker_id, truncation)
     found = _REACTIONS.get(key)
     if found is not None and found[0] is before and found[1] is snapshot:
         return found[2]
@@ -66,7 +68,7 @@ def _alone(broker_id: int, before: Broker, snapshot: PartitionRegistration) -> B
     ):
         return None
     broker = before._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
-    after = _not_leading(broker_id, broker, snapshot)
+    after = _not_leading(broker_id, broker, snapshot, truncation)
     if len(_REACTIONS) >= _REACTIONS_LIMIT:
         _REACTIONS.clear()
     _REACTIONS[key] = (before, snapshot, after)
@@ -94,7 +96,7 @@ def act_on(
         # It stops leading, or holding the partition at all: its unacknowledged writes fail.
         state = nack_unacked(state.with_broker(broker_id, broker), broker_id)
         broker = state.broker(broker_id)
-    return state.with_broker(broker_id, _not_leading(broker_id, broker, snapshot))
+    return state.with_broker(broker_id, _not_leading(broker_id, broker, snapshot, cfg.truncation))
 
 
 def _newer(replica: Replica | None, snapshot: PartitionRegistration) -> bool:
@@ -107,7 +109,9 @@ def _newer(replica: Replica | None, snapshot: PartitionRegistration) -> bool:
     )
 
 
-def _not_leading(broker_id: int, broker: Broker, snapshot: PartitionRegistration) -> Broker:
+def _not_leading(
+    broker_id: int, broker: Broker, snapshot: PartitionRegistration, truncation: str
+) -> Broker:
     """A broker the snapshot does not make leader: no longer a replica (its data is deleted,
     §4.3), already newer, or a follower of the snapshot's leader (of no one while it has none;
     a replica newly added by a reassignment starts with an empty log to fill by fetching)."""
@@ -116,10 +120,14 @@ def _not_leading(broker_id: int, broker: Broker, snapshot: PartitionRegistration
         return broker if replica is None else broker._replace(replica=None)
     if _newer(replica, snapshot):
         return broker
-    return broker._replace(replica=_as_follower(replica or Replica(), snapshot))
+    return broker._replace(replica=_as_follower(replica or Replica(), snapshot, truncation))
 
 
-def _as_follower(replica: Replica, snapshot: PartitionRegistration) -> Replica:
+def _as_follower(replica: Replica, snapshot: PartitionRegistration, truncation: str) -> Replica:
+    if truncation == "high-watermark" and snapshot.leader > 0 and _new_leader(replica, snapshot):
+        # Before KIP-101 a replica that becomes a follower of a new leader truncates to its HWM
+        # (Kafka 0.10 `ReplicaManager.makeFollowers`), then fetches from there.
+        replica = replica._replace(log=replica.log[: replica.hwm])
     return replica._replace(
         role=Role.FOLLOWER if snapshot.leader > 0 else Role.NONE,
         view=snapshot,
@@ -128,6 +136,15 @@ def _as_follower(replica: Replica, snapshot: PartitionRegistration) -> Replica:
         followers=(),
         pending=None,
         unacked_from=-1,
+    )
+
+
+def _new_leader(replica: Replica, snapshot: PartitionRegistration) -> bool:
+    """The replica follows another leader than before (or had none: a restart, a leader)."""
+    return (
+        replica.role != Role.FOLLOWER
+        or replica.view is None
+        or replica.view.leader != snapshot.leader
     )
 
 
