@@ -27,7 +27,7 @@ still fetching from a broker that has stopped leading, which KIP-320 ended.
 
 from __future__ import annotations
 
-from kafkarep.model.state import Log
+from kafkarep.model.state import Log, latest_epoch
 
 TRUNCATIONS = ("leader-epoch", "kip-101", "high-watermark")
 UNDEFINED = -1  # Kafka's UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET
@@ -45,14 +45,6 @@ def end_offset_for_epoch(log: Log, epoch: int, leader_epoch: int | None = None) 
     end = next((offset for offset, (e, _) in enumerate(log) if e > epoch), leo)
     floor = max((e for e, _ in log[:end] if e <= epoch), default=epoch)
     return floor, end
-
-
-def latest_epoch(log: Log) -> int:
-    """The latest epoch of Kafka's leader-epoch cache for this log: an append in an epoch below
-    it is not recorded (`LeaderEpochFileCache.assign`) and counts in the latest. Epochs in a log
-    only grow unless a follower fetched from a broker in another leader epoch (before KIP-320),
-    so this is mostly the last entry's epoch."""
-    return max(e for e, _ in log) if log else 0
 
 
 def diverges(

@@ -30,6 +30,14 @@ Entry = tuple[int, int]  # (leader epoch when written, value id)
 Log = tuple[Entry, ...]
 
 
+def latest_epoch(log: Log) -> int:
+    """The latest epoch of Kafka's leader-epoch cache for this log: an append in an epoch below
+    it is not recorded (`LeaderEpochFileCache.assign`) and counts in the latest. Epochs in a log
+    only grow unless a follower fetched from a broker in another leader epoch (before KIP-320),
+    so this is mostly the last entry's epoch."""
+    return max(e for e, _ in log) if log else 0
+
+
 class Status(IntEnum):
     RUNNING = 0
     SHUTTING_DOWN = 1  # in controlled shutdown: still running, moving its leaderships away
@@ -88,8 +96,7 @@ class Replica(NamedTuple):
 
     @property
     def last_epoch(self) -> int:
-        """The latest epoch in the log (`logs.latest_epoch`)."""
-        return max(e for e, _ in self.log) if self.log else 0
+        return latest_epoch(self.log)
 
 
 @fast_replace
