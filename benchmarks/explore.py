@@ -26,7 +26,7 @@ from typing import Any
 
 STANDARD = [
     "models/kip966_small.toml",
-    "models/v35_last_replica_standing.toml",
+    "models/history/v35_last_replica_standing.toml",
     "models/reassignment.toml",
 ]
 

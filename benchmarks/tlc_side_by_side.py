@@ -9,7 +9,7 @@ is. Pairs:
 
 - the 3.5 protocol with one lossy unclean shutdown: time to the Last Replica Standing violation
   (TLC: Vanlightly's v3.5 cfg with AvoidLastReplicaStanding FALSE; kafkarep:
-  models/v35_last_replica_standing.toml);
+  models/history/v35_last_replica_standing.toml);
 - KIP-966 at the shipped cfg's bounds (models/kip966_shipped.toml): the states each found in
   --tlc-seconds (TLC does not finish), and with --verdict kafkarep's time to a complete
   verdict (about 11 minutes).
@@ -81,7 +81,7 @@ def main() -> int:
     rows: list[tuple[str, str, str]] = []
 
     t = tlc(kraft / "v3.5", TLC_DIR / "cfg" / "v35-shipped-AvoidLastReplicaStanding-FALSE.cfg", 0)
-    k = kafkarep(ROOT / "models" / "v35_last_replica_standing.toml", args.workers)
+    k = kafkarep(ROOT / "models" / "history" / "v35_last_replica_standing.toml", args.workers)
     rows.append(
         (
             "3.5 protocol, Last Replica Standing",

@@ -9,7 +9,7 @@ runs through the oracle (`kafkarep.oracle`) and through the rules under the same
 Hypothesis to a minimal case, which is printed in the conformance format with Kafka's answer as
 its expectation, ready for the test data.
 
-What the inputs leave out, and why (`docs/differential.md`): lists are in ascending order (Kafka
+What the inputs leave out, and why (`docs/oracle.md`): lists are in ascending order (Kafka
 keeps the ISR and ELR as ordered lists, and a reordering alone is a change to Kafka but not to
 the model, whose sets have no order); broker events are the ones Kafka's broker lifecycle sends
 (a fence of an unfenced broker, an unfence of a fenced one, a controlled shutdown of an active

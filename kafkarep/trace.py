@@ -19,6 +19,7 @@ from kafkarep.model.actions import Action, successors
 from kafkarep.model.actions.data import in_fetcher, response_guards
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
+from kafkarep.model.metadata_cache import FENCED, alive_epoch
 from kafkarep.model.state import ClusterState, Log, Role
 from kafkarep.rules import Changed, Rejected, Unchanged
 
@@ -119,7 +120,13 @@ def outcome(cfg: ModelConfig, before: ClusterState, action: Action, after: Clust
                 told = "undefined" if end < 0 else str(end)
                 return f"end offset of epoch {epoch}: {told}"
             return f"diverging epoch {epoch} end {end}"
-        return f"{len(response.entries)} record(s), HWM {response.hwm}"
+        served = f"{len(response.entries)} record(s), HWM {response.hwm}"
+        leader = response.leader
+        if before.controller.ap_requests[leader - 1] is None and (
+            after.controller.ap_requests[leader - 1] is not None
+        ):
+            return served + f"; leader {leader} proposes it for the ISR"
+        return served
     if name == "alter_partition_response":
         answer = before.broker(action.actor).ap_response
         replica = before.broker(action.actor).replica
@@ -202,8 +209,12 @@ def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
             out[prefix + "leso"] = str(r.leso)
             out[prefix + "followers"] = " ".join(
                 f"{f}:{v.leo if v.leo >= 0 else '?'}{'*' if v.fetched_this_epoch else ''}"
+                f"{'+' if v.caught_up else ''}"
                 for f, v in enumerate(r.followers, 1)
                 if f != b and f in r.view.replicas  # type: ignore[union-attr]
+            )
+            out[prefix + "cache"] = " ".join(
+                f"{f}:{_eligibility(entry)}" for f, entry in enumerate(r.eligible, 1) if f != b
             )
             if r.pending is not None:
                 out[prefix + "pending"] = (
@@ -231,6 +242,14 @@ def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
     for name, value in state.budget._asdict().items():
         out[f"budget.{name}"] = str(value)
     return out
+
+
+def _eligibility(entry: int) -> str:
+    """A leader's cache entry for a broker (model/metadata_cache.py): its alive broker epoch,
+    `fenced`, or `shutdown@epoch`."""
+    if entry >= 0:
+        return str(entry)
+    return "fenced" if entry == FENCED else f"shutdown@{alive_epoch(entry)}"
 
 
 def changes(cfg: ModelConfig, before: ClusterState, after: ClusterState) -> list[str]:

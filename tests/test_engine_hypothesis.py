@@ -38,7 +38,7 @@ from kafkarep.report import problems
 from properties.completeness import isr_members_complete
 from tests.helpers import ROOT
 
-LRS = ROOT / "models" / "v35_last_replica_standing.toml"
+LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
 SMALL = ROOT / "models" / "kip966_small.toml"
 MUTATIONS = ROOT / "models" / "mutations"
 LARGE = sorted((ROOT / "models" / "large").glob("*.toml"))
@@ -126,30 +126,31 @@ def test_shorten_drops_the_steps_a_violation_does_not_need() -> None:
 
 
 def test_shorten_drops_a_step_before_it_substitutes_one() -> None:
-    """A 20-step path the engine sampled for a seeded bug (an ISR join at the HWM instead of the
-    leader's LEO): matching the orphaned `expand_isr(2)` to `expand_isr(3)` once its fence is
-    deleted leaves a 16-step trace; dropping it instead reaches the shortest, 8 steps."""
+    """A 20-step path with a seeded bug (an ISR join at the HWM instead of the leader's LEO):
+    broker 2 is fenced, rejoins and is proposed, all of which the violation (broker 3 proposed
+    below the HWM) does not need. Dropping those steps, rather than matching the orphaned ones
+    to others, reaches the shortest trace, 8 steps."""
     cfg = load_model(MUTATIONS / "isr_join_fetch_offset_at_hwm.toml")
     sampled = [
         Action("fence", 0, 2),
         Action("produce", 1),
-        Action("fetch", 3),
         Action("fetch", 2),
         Action("apply_metadata", 2, 1),
         Action("unfence", 0, 2),
         Action("apply_metadata", 1, 1),
         Action("apply_metadata", 3, 1),
         Action("unfence", 0, 3),
-        Action("expand_isr", 1, 2),
+        Action("apply_registrations", 1),
+        Action("fetch_response", 2),
+        Action("fetch", 2),
         Action("handle_alter_partition", 0, 1),
         Action("apply_metadata", 1, 1),
         Action("fetch_response", 2),
         Action("fetch", 2),
         Action("fetch_response", 2),
         Action("apply_metadata", 2, 1),
-        Action("apply_metadata", 3, 1),
         Action("alter_partition_response", 1),
-        Action("expand_isr", 1, 3),
+        Action("fetch", 3),
         Action("handle_alter_partition", 0, 1),
     ]
 
@@ -239,8 +240,11 @@ def test_swarm_off_and_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_a_time_limit_stops_a_sampled_run(tmp_path: Path) -> None:
     args = ("--engine", "hypothesis", "--seed", "1", "--examples", "100000", "--max-seconds", "1")
     code, report = _check(tmp_path, *args, str(LARGE[0]))
-    assert code == 0, report["problems"]
     assert report["stop_reason"] == "time limit 1s" and report["seconds"] < 15
+    # No violation in the sample; one second on a loaded machine may end it before it reaches
+    # every `sometimes` state the model lists, which is then the only thing reported.
+    assert all("never reached" in p for p in report["problems"]), report["problems"]
+    assert code == (1 if report["problems"] else 0)
 
 
 def test_sampled_runs_are_judged_as_samples() -> None:
@@ -265,20 +269,21 @@ def test_sampled_runs_are_judged_as_samples() -> None:
 
 # --- mutations: found within a stated budget, shrunk to at most twice the shortest --------------
 
-# The stated budget of examples per violating model (the figures in docs/readme/hypothesis.md:
-# it covers the most examples any of seeds 1 to 5 needed); the test runs seed 1.
+# The stated budget of examples per violating model (the figures in docs/hypothesis.md and
+# docs/history.md: it covers the most examples any measured seed needed); the test runs seed 1.
 BUDGETS = {
     "hwm_below_min_isr": 200,
     "elr_keeps_unclean_shutdown": 500,
     "isr_join_fetch_offset_at_hwm": 500,
-    "alter_partition_broker_epoch": 5000,
+    "kafka_14139_stale_broker_epoch": 10000,
     "alter_partition_partition_epoch": 40000,
-    "isr_join_fetch_offset_at_leso": 20000,
+    "kafka_7128_isr_join_below_leso": 20000,
     "last_known_leader_after_unclean_shutdown": 2000,
     "last_known_leader_after_unclean_shutdown_kafka_19522": 2000,
     "make_leader_resets_pending_isr": 2000,
     "kip101_truncation_to_hwm": 1000,
     "kafka_6361_single_round_truncation": 5000,
+    "v35_last_replica_standing": 2000,
 }
 # Violating models Hypothesis has not found within a budget yet, and why (docs/history.md).
 NOT_FOUND = {

@@ -33,7 +33,7 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.spark
 
 MODELS = ROOT / "models"
-LRS = MODELS / "v35_last_replica_standing.toml"
+LRS = MODELS / "history" / "v35_last_replica_standing.toml"
 SMALL = MODELS / "mutations" / "hwm_below_min_isr.toml"  # 3 levels, a seeded bug
 DEEP = MODELS / "zookeeper_unclean_kraft.toml"  # holds, 26 levels of a few hundred states
 # Small enough for the default run: full explorations (to the expected violations).

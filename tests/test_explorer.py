@@ -15,7 +15,7 @@ from kafkarep.engines.explorer import Explorer, Limits
 from kafkarep.model.config import load_model
 from tests.helpers import ROOT
 
-LRS = ROOT / "models" / "v35_last_replica_standing.toml"
+LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
 
 
 def test_last_replica_standing_found_in_at_most_8_steps(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_symmetry_keeps_verdicts_and_depths_with_fewer_states(tmp_path: Path) ->
 
 
 def test_worker_processes_give_the_single_process_counts_and_traces() -> None:
-    cfg = load_model(ROOT / "models" / "mutations" / "isr_join_fetch_offset_at_leso.toml")
+    cfg = load_model(ROOT / "models" / "history" / "kafka_7128_isr_join_below_leso.toml")
     stop = [name for name, _ in cfg.expect.violates]
     runs = [
         Explorer(cfg, properties.ALL, stop_when_found=stop, workers=workers).run()

@@ -17,7 +17,7 @@ from kafkarep.model.config import load_model
 from kafkarep.state_graph import explore_graph, to_dot
 from tests.helpers import ROOT
 
-LRS = ROOT / "models" / "v35_last_replica_standing.toml"
+LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
 # The Last Replica Standing on two brokers: small enough to draw whole.
 TWO_BROKERS = """
 [model]
@@ -30,6 +30,8 @@ min_isr = 2
 records = 1
 [rules]
 metadata_version = "3.5"
+hwm_requires_min_isr = false
+hwm_waits_for_caught_up_followers = false
 [faults]
 fences = 1
 lossy_unclean_shutdowns = 1

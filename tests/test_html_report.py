@@ -33,7 +33,7 @@ from kafkarep.svg_trace import CONTROLLER_TINT, LANE_TINTS, epoch_colour, trace_
 from kafkarep.trace import replay_path
 from tests.helpers import ROOT
 
-LRS = ROOT / "models" / "v35_last_replica_standing.toml"
+LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
 SVG = "{http://www.w3.org/2000/svg}"
 CHROMIUM = next(
     (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None

@@ -18,7 +18,7 @@ from properties.base import StateCheck, needs_partition_change, reads
 from tests.helpers import ROOT
 
 MODELS = [
-    "v35_last_replica_standing.toml",
+    "history/v35_last_replica_standing.toml",
     "kip966_small.toml",
     "reassignment.toml",
     "zookeeper_unclean.toml",
@@ -70,7 +70,7 @@ def test_controller_only_clauses_read_only_the_controller(model: str) -> None:
 def test_a_clause_that_reads_the_brokers_is_caught() -> None:
     """The check above can fail: a clause that also reads the brokers disagrees on mixed states
     (the test's own seeded bug)."""
-    cfg = load_model(ROOT / "models" / "v35_last_replica_standing.toml")
+    cfg = load_model(ROOT / "models" / "history" / "v35_last_replica_standing.toml")
     states = _states(cfg, 3000)
 
     def leader_has_written(cfg: ModelConfig, state: ClusterState) -> str | None:

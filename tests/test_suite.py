@@ -19,7 +19,7 @@ from kafkarep.model.config import load_model
 from kafkarep.suite import STATE_SPACE, assign_problems, select
 from tests.helpers import ROOT
 
-LRS = ROOT / "models" / "v35_last_replica_standing.toml"
+LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
 SHIPPED = ROOT / "models" / "kip966_shipped.toml"
 
 

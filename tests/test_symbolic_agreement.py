@@ -69,16 +69,29 @@ def assert_agrees(result: agreement.Agreement) -> None:
 @pytest.mark.parametrize(
     "model, depth",
     [
-        ("v35_last_replica_standing.toml", 5),
+        ("history/v35_last_replica_standing.toml", 5),
         ("kip966_small.toml", 6),
         ("mutations/alter_partition_partition_epoch.toml", 4),
         ("mutations/leader_epoch_reset_followers.toml", 4),
+        ("history/kafka_14139_stale_broker_epoch.toml", 5),
+        ("history/kafka_7128_isr_join_below_leso.toml", 5),
     ],
 )
 def test_every_pair_of_a_bounded_exploration_agrees(model: str, depth: int) -> None:
     result = agreement.check(load_model(MODELS / model), depth)
     assert result.states > 200 and result.enabled > result.states
     assert_agrees(result)
+
+
+def test_the_leaders_own_checks_are_compared() -> None:
+    """The leader's metadata cache and its lag timer are steps of their own, compared like
+    every other; Kafka 3.5's broker (no lag timer) is encoded too."""
+    today = agreement.check(load_model(MODELS / "kip966_small.toml"), 7)
+    assert {"apply_registrations", "replica_lag"} <= set(today.families)
+    assert_agrees(today)
+    v35 = agreement.check(load_model(MODELS / "history" / "v35_last_replica_standing.toml"), 5)
+    assert "replica_lag" not in v35.families and "apply_registrations" in v35.families
+    assert_agrees(v35)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -89,14 +102,18 @@ def test_every_family_and_rule_option_agrees(name: str) -> None:
 
 
 def test_the_z3_terms_agree_and_admit_only_the_concrete_successor() -> None:
-    cfg = load_model(MODELS / "v35_last_replica_standing.toml")
+    cfg = load_model(MODELS / "history" / "v35_last_replica_standing.toml")
     result = agreement.z3_check(cfg, 3, limit=30, exact=3)
     assert result.states == 30 and result.enabled > 30
     assert not result.disagreements, result.disagreements[:3]
 
 
 def test_the_initial_state_is_the_models() -> None:
-    for model in ("kip966_small.toml", "v35_last_replica_standing.toml", "reassignment.toml"):
+    for model in (
+        "kip966_small.toml",
+        "history/v35_last_replica_standing.toml",
+        "reassignment.toml",
+    ):
         cfg = load_model(MODELS / model)
         enc = Encoding(cfg)
         assert enc.project(initial_state(cfg), {}) == model_initial(enc)

@@ -1,8 +1,8 @@
 """Model files (TOML): the cluster shape, rule options, fault budgets and the expected result.
 
 Everything is validated before a run; a problem is a `ModelError` naming the file, the key and
-what to write instead. See `models/kip966_small.toml` for a commented example and README.md for
-every key.
+what to write instead. See `models/kip966_small.toml` for a commented example and
+docs/models.md for every key.
 """
 
 from __future__ import annotations
@@ -62,6 +62,12 @@ class ModelConfig(NamedTuple):
     # KIP-101). False: fetches carry no current leader epoch (before KIP-320, Kafka 2.1).
     truncation: str = "leader-epoch"
     current_leader_epoch_in_fetch: bool = True
+    # KAFKA-15021 (Kafka 3.6.0): the leader's HWM waits for an ISR-eligible follower outside the
+    # ISR that caught up within replica.lag.time.max.ms (`shouldWaitForReplicaToJoinIsr`).
+    hwm_waits_for_caught_up_followers: bool = True
+    # KIP-966's broker part (Kafka 3.7.0): the leader's HWM does not advance while its ISR is
+    # below MinISR (`Partition.maybeIncrementLeaderHW`), with ELR on or off.
+    hwm_requires_min_isr: bool = True
     # Engine sections ([hypothesis], [prove], [plan], ...) as (section, key, value), sorted;
     # each engine validates and reads its own with `setting`.
     engine_settings: tuple[tuple[str, str, Any], ...] = ()
@@ -100,6 +106,8 @@ SECTIONS = {
         "pending_isr_on_metadata",
         "truncation",
         "current_leader_epoch_in_fetch",
+        "hwm_waits_for_caught_up_followers",
+        "hwm_requires_min_isr",
         "controller",
     },
     "faults": set(Budget._fields) - {"records"},
@@ -245,6 +253,10 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         pending_isr_on_metadata=pending,
         truncation=truncation,
         current_leader_epoch_in_fetch=_bool(rules, "rules", "current_leader_epoch_in_fetch", True),
+        hwm_waits_for_caught_up_followers=_bool(
+            rules, "rules", "hwm_waits_for_caught_up_followers", True
+        ),
+        hwm_requires_min_isr=_bool(rules, "rules", "hwm_requires_min_isr", True),
         engine_settings=_engine_settings(raw),
     )
 

@@ -12,8 +12,9 @@ from functools import lru_cache
 from typing import Any
 
 from kafkarep import rules
-from kafkarep.metadata import ClusterMetadata
+from kafkarep.metadata import BrokerRegistry, ClusterMetadata
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.metadata_cache import Eligibility, eligibility
 from kafkarep.model.state import Broker, ClusterState
 from kafkarep.rules import Changed, Outcome, Rejected
 from kafkarep.zookeeper import events as zk
@@ -68,16 +69,30 @@ def forget() -> None:
         rule.cache_clear()  # type: ignore[attr-defined]
 
 
-def commit(state: ClusterState, outcome: Outcome) -> ClusterState:
-    """Append a committed change to the metadata log and adopt a changed broker registry."""
+def commit(cfg: ModelConfig, state: ClusterState, outcome: Outcome) -> ClusterState:
+    """Append a committed change to the metadata log, with the brokers' eligibility a broker that
+    applies it caches, and adopt a changed broker registry."""
     if isinstance(outcome, Rejected):
         return state
     controller = state.controller
     if outcome.brokers is not None:
         controller = controller._replace(brokers=outcome.brokers)
     if isinstance(outcome, Changed):
-        controller = controller._replace(log=controller.log + (outcome.registration,))
+        controller = controller._replace(
+            log=controller.log + (outcome.registration,),
+            eligible=controller.eligible + (eligibility_now(cfg, controller.brokers),),
+        )
     return state._replace(controller=controller)
+
+
+@lru_cache(maxsize=1 << 12)
+def _eligibility(registry: BrokerRegistry, brokers: int, zookeeper: bool) -> Eligibility:
+    return eligibility(registry, brokers, zookeeper)
+
+
+def eligibility_now(cfg: ModelConfig, registry: BrokerRegistry) -> Eligibility:
+    """The brokers' ISR eligibility a cache that has applied this registry holds."""
+    return _eligibility(registry, len(cfg.broker_ids), cfg.options.controller == "zookeeper")
 
 
 def compact(state: ClusterState) -> ClusterState:
@@ -99,7 +114,9 @@ def compact(state: ClusterState) -> ClusterState:
     keep = controller.position(lowest) if lowest >= 0 else len(log) - 1
     if keep <= 0:
         return state
-    return state._replace(controller=controller._replace(log=log[keep:]))
+    return state._replace(
+        controller=controller._replace(log=log[keep:], eligible=controller.eligible[keep:])
+    )
 
 
 def caught_up(state: ClusterState, broker: Broker) -> bool:

@@ -1,7 +1,8 @@
 """The leader's high watermark and producer acknowledgements (seed 004 §2.5-§2.7).
 
-The HWM advances to the highest offset every member of the Maximal ISR has fetched (§2.7, §6.5.2).
-With ELR on it advances only while the ISR is at least MinISR (KIP-966). When it passes an
+The HWM advances to the highest offset every member of the Maximal ISR has fetched (§2.7, §6.5.2),
+and every caught-up follower the leader would let join the ISR (KAFKA-15021), only while the ISR
+is at least MinISR (KIP-966, Kafka 3.7.0; always with ELR on). When it passes an
 acks=all write, the write is acknowledged: positively if the Maximal ISR is at least MinISR,
 negatively (NotEnoughReplicasAfterAppend) otherwise (§2.6). The ghost state records the True HWM
 and any acknowledgement or advance that broke the MinISR rule; the rules never read it.
@@ -11,15 +12,18 @@ from __future__ import annotations
 
 from kafkarep.guards import guard
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.metadata_cache import isr_eligible
 from kafkarep.model.state import ClusterState, Ghost, Replica
 
 
 @guard("hwm")
 def isr_at_min_isr(cfg: ModelConfig, replica: Replica) -> bool:
-    """KIP-966: with ELR on, the HWM advances only while the leader's ISR is at least MinISR,
-    since only then does the Maximal ISR cover the controller's ISR and ELR."""
+    """KIP-966 (Kafka 3.7.0): the HWM advances only while the leader's ISR is at least MinISR
+    (`isUnderMinIsr` in `Partition.maybeIncrementLeaderHW`), with ELR on or off; with ELR on
+    only then does the Maximal ISR cover the controller's ISR and ELR."""
     assert replica.view is not None
-    return not cfg.options.elr_enabled or len(replica.view.isr) >= cfg.min_isr
+    required = cfg.options.elr_enabled or cfg.hwm_requires_min_isr
+    return not required or len(replica.view.isr) >= cfg.min_isr
 
 
 def commit_offset(replica: Replica, broker_id: int) -> int:
@@ -31,11 +35,41 @@ def commit_offset(replica: Replica, broker_id: int) -> int:
     return offset
 
 
+@guard("hwm")
+def waits_for_caught_up_follower(cfg: ModelConfig, replica: Replica, follower: int) -> bool:
+    """KAFKA-15021 (Kafka 3.6.0): the HWM also waits for a follower outside the Maximal ISR that
+    caught up within replica.lag.time.max.ms and that the leader would let join the ISR
+    (`shouldWaitForReplicaToJoinIsr` in `Partition.maybeIncrementLeaderHW`, Kafka 4.1.0), so
+    an ISR join never finds the HWM beyond the joining follower's log. (Switching it off
+    lets the HWM pass such a follower, as before 3.6.)"""
+    view = replica.followers[follower - 1]
+    return (
+        cfg.hwm_waits_for_caught_up_followers
+        and view.caught_up
+        and isr_eligible(cfg, replica, follower)
+    )
+
+
+def wait_offset(cfg: ModelConfig, replica: Replica, broker_id: int, offset: int) -> int:
+    """The commit offset, held back to the LEO of each follower the HWM waits for."""
+    assert replica.view is not None
+    if not waits_for_caught_up_follower.enabled(cfg.options.disabled_guards):
+        return offset
+    waits = waits_for_caught_up_follower.check
+    for member in replica.view.replicas:
+        if member == broker_id or member in replica.maximal_isr:
+            continue
+        leo = replica.followers[member - 1].leo
+        if leo < offset and waits(cfg, replica, member):
+            offset = leo
+    return offset
+
+
 def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> ClusterState:
     broker = state.broker(broker_id)
     replica = broker.replica
     assert replica is not None and replica.view is not None
-    new_hwm = commit_offset(replica, broker_id)
+    new_hwm = wait_offset(cfg, replica, broker_id, commit_offset(replica, broker_id))
     if new_hwm <= replica.hwm or not isr_at_min_isr.passes(
         cfg.options.disabled_guards, cfg, replica
     ):

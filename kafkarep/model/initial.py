@@ -14,6 +14,8 @@ from typing import Any
 
 from kafkarep.metadata import BrokerRegistration, BrokerRegistry, PartitionRegistration
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.controller import eligibility_now
+from kafkarep.model.metadata_cache import Eligibility
 from kafkarep.model.state import (
     UNKNOWN,
     Broker,
@@ -37,8 +39,12 @@ def initial_state(cfg: ModelConfig) -> ClusterState:
             for b in cfg.broker_ids
         }
     )
+    eligible = eligibility_now(cfg, registry)
     controller = Controller(
-        log=(partition,), brokers=registry, ap_requests=(None,) * len(cfg.broker_ids)
+        log=(partition,),
+        eligible=(eligible,),
+        brokers=registry,
+        ap_requests=(None,) * len(cfg.broker_ids),
     )
     brokers = tuple(
         Broker(
@@ -47,23 +53,29 @@ def initial_state(cfg: ModelConfig) -> ClusterState:
             incarnation=0,
             applied_epoch=partition.partition_epoch,
             initialised=True,
-            replica=_replica(cfg, partition, b),
+            replica=_replica(cfg, partition, b, eligible),
         )
         for b in cfg.broker_ids
     )
     return ClusterState(controller, brokers, Ghost(), cfg.budget)
 
 
-def _replica(cfg: ModelConfig, partition: PartitionRegistration, broker_id: int) -> Replica | None:
+def _replica(
+    cfg: ModelConfig, partition: PartitionRegistration, broker_id: int, eligible: Eligibility
+) -> Replica | None:
     if broker_id not in partition.replicas:
         return None
     if broker_id == partition.leader:
         followers = tuple(
-            FollowerView(0, 1, True) if b in partition.isr and b != broker_id else UNKNOWN
+            FollowerView(0, 1, True, True) if b in partition.isr and b != broker_id else UNKNOWN
             for b in cfg.broker_ids
         )
         return Replica(
-            role=Role.LEADER, view=partition, maximal_isr=partition.isr, followers=followers
+            role=Role.LEADER,
+            view=partition,
+            maximal_isr=partition.isr,
+            followers=followers,
+            eligible=eligible,
         )
     role = Role.FOLLOWER if partition.leader > 0 else Role.NONE
     return Replica(role=role, view=partition, maximal_isr=partition.isr)

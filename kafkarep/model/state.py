@@ -24,6 +24,7 @@ from typing import NamedTuple
 from kafkarep.errors import Error
 from kafkarep.fastreplace import fast_replace
 from kafkarep.metadata import EMPTY, BrokerRegistry, LeaderRecoveryState, PartitionRegistration
+from kafkarep.model.metadata_cache import Eligibility
 from kafkarep.rules import AlterPartitionRequest
 
 Entry = tuple[int, int]  # (leader epoch when written, value id)
@@ -65,6 +66,9 @@ class FollowerView(NamedTuple):
     leo: int = -1  # fetch offset of its last fetch; -1 unknown
     broker_epoch: int = -1
     fetched_this_epoch: bool = False
+    # Its last caught-up time is within replica.lag.time.max.ms (Kafka's `ReplicaState
+    # .lastCaughtUpTimeMs`): a clock-free stand-in, cleared by `replica_lag` or a shrink.
+    caught_up: bool = False
 
 
 UNKNOWN = FollowerView()
@@ -89,6 +93,8 @@ class Replica(NamedTuple):
     followers: tuple[FollowerView, ...] = ()  # leader only: by broker id - 1
     pending: PendingAlterPartition | None = None
     unacked_from: int = -1  # leader only: first offset of its acks=all writes not yet acked
+    # leader only: its broker's metadata cache of each broker's ISR eligibility (metadata_cache)
+    eligible: Eligibility = ()
 
     @property
     def leo(self) -> int:
@@ -141,6 +147,8 @@ class Broker(NamedTuple):
 @fast_replace
 class Controller(NamedTuple):
     log: tuple[PartitionRegistration, ...]  # retained suffix; log[-1] is the current state
+    # per log record: the brokers' ISR eligibility when it was committed (metadata_cache)
+    eligible: tuple[Eligibility, ...]
     brokers: BrokerRegistry
     ap_requests: tuple[AlterPartitionRequest | None, ...]  # in flight, by broker id - 1
 

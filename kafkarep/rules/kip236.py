@@ -6,7 +6,7 @@ KIP's seven steps. `drop_set` is the set of replicas a reassignment changed in f
 once (the KIP's change to onPartitionReassignment).
 
 Readings where the KIP is ambiguous (named in the tests and in
-docs/readme/reassignment-and-zookeeper.md):
+docs/reassignment-and-zookeeper.md):
 - READING_ROLLBACK_LEADER: "elect a new leader from OAR" uses the reassigned-partition selector of
   the same controller (seed 001, 1.b) over OAR: the first original replica that is live and in
   the ISR. With none, the cancel is refused (the KIP says nothing; KRaft refuses the like case

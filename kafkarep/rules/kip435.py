@@ -9,7 +9,7 @@ partitions (`reassignment.parallel.partition.count` P, `reassignment.parallel.le
 L); `plan_cluster` iterates it.
 
 The KIP's text is ambiguous in places. Each reading kafkarep takes has a name, used in the code,
-the tests and docs/readme/reassignment-and-zookeeper.md:
+the tests and docs/reassignment-and-zookeeper.md:
 
 - READING_LEADER_STEP: when the new preferred leader FTR[0] is not yet a replica, the step that
   adds it drops nothing and adds only it (and any MinISR deficit). The KIP's worked example does

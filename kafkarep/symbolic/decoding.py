@@ -163,8 +163,12 @@ class Concretiser:
         if not r.present:
             return None
         followers: tuple[FollowerView, ...] = ()
+        eligible: tuple[int, ...] = ()
         if r.role == LEADER:
-            followers = tuple(FollowerView(f.leo, f.bepoch, f.fetched) for f in r.followers)
+            followers = tuple(
+                FollowerView(f.leo, f.bepoch, f.fetched, f.caught_up) for f in r.followers
+            )
+            eligible = tuple(r.eligible)
         return Replica(
             log=self.log(r.log, 0, r.leo),
             hwm=r.hwm,
@@ -179,6 +183,7 @@ class Concretiser:
                 else None
             ),
             unacked_from=r.unacked,
+            eligible=eligible,
         )
 
     def state(self, sym: Sym) -> ClusterState:
@@ -186,13 +191,17 @@ class Concretiser:
         # a counterexample to induction may leave a non-replica's position unconstrained
         low = max(1, min(min(b.applied for b in sym.brokers), sym.cur.partition_epoch))
         log = []
+        eligible = []
         for pe in range(low, sym.cur.partition_epoch + 1):
             if pe == sym.cur.partition_epoch:
                 log.append(self.registration(sym.cur))
+                eligible.append(tuple(sym.cur.eligible))
             elif 0 <= pe - 1 < len(sym.hist) and sym.hist[pe - 1].partition_epoch == pe:
                 log.append(self.registration(sym.hist[pe - 1]))
+                eligible.append(tuple(sym.hist[pe - 1].eligible))
             else:  # not kept by this encoding (induction): shown as the current one
                 log.append(self.registration(sym.cur)._replace(partition_epoch=pe))
+                eligible.append(tuple(sym.cur.eligible))
         registry_ = BrokerRegistry.of(
             {
                 b: BrokerRegistration(
@@ -273,7 +282,7 @@ class Concretiser:
             ack_below_min_isr=(0, 0) if g.ack_below else None,
             hwm_below_min_isr=(0, 0) if g.hwm_below else None,
         )
-        controller = Controller(tuple(log), registry_, requests)
+        controller = Controller(tuple(log), tuple(eligible), registry_, requests)
         return ClusterState(controller, tuple(brokers), ghost, Budget(*sym.budget))
 
 

@@ -278,6 +278,7 @@ class Terms:
             removing=field("removing"),
             recovering=field("recovering"),
             replicas=self.pick_list(record.has("replicas"), record.get("replicas"), p.replicas),
+            eligible=p.eligible,  # what the brokers cache with it: set when committed
         )
 
     def outcome(self, p: Snap, decision: Decision) -> Outcome:

@@ -1,6 +1,6 @@
 """The symbolic state: the cluster model's state as fixed-shape tuples of terms.
 
-The abstraction (docs/readme/prove.md explains why it is sound):
+The abstraction (docs/prove.md explains why it is sound):
 
 - Records are identified by (offset, leader epoch), not by value: a leader epoch has one leader,
   which appends each offset once, so two records with the same offset and epoch are the same
@@ -36,6 +36,7 @@ from kafkarep.errors import Error
 from kafkarep.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions import Family, active
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.metadata_cache import FENCED, Eligibility
 from kafkarep.model.state import (
     AlterPartitionResponse,
     Broker,
@@ -68,6 +69,8 @@ class Snap(NamedTuple):
     removing: Term
     recovering: Term
     replicas: tuple[Term, ...]  # N slots in order, packed, 0 for none
+    # per broker: its ISR eligibility when this was committed (model/metadata_cache.py)
+    eligible: tuple[Term, ...]
 
 
 class Reg(NamedTuple):
@@ -112,6 +115,7 @@ class Follower(NamedTuple):
     leo: Term
     bepoch: Term
     fetched: Term
+    caught_up: Term
 
 
 class Rep(NamedTuple):
@@ -129,6 +133,7 @@ class Rep(NamedTuple):
     pending_pe: Term
     unacked: Term
     recv: tuple[Term, ...]  # receivers of each unacknowledged write of this leader, by offset
+    eligible: tuple[Term, ...]  # leader only: its metadata cache's ISR eligibility, by broker
 
 
 class Fetch(NamedTuple):
@@ -208,11 +213,11 @@ _FIELDS: dict[type, tuple[str, ...]] = {
 # Field sorts: "b" bool, "i" int, "s" broker set, "E" epoch set, a class, or ("vec", sort, size)
 # with size "N" (brokers), "R" (records) or "C" (metadata log capacity).
 SORTS: dict[type, tuple[Any, ...]] = {
-    Snap: ("i", "i", "i", "s", "s", "s", "s", "s", "b", ("vec", "i", "N")),
+    Snap: ("i", "i", "i", "s", "s", "s", "s", "s", "b", ("vec", "i", "N"), ("vec", "i", "N")),
     Reg: ("b", "b", "i", "i"),
     ApReq: ("b", "i", "i", "s", ("vec", "i", "N"), "b", "i"),
     View: ("b", "i", "i", "i", "s", "s", "b"),
-    Follower: ("i", "i", "b"),
+    Follower: ("i", "i", "b", "b"),
     Rep: (
         "b",
         "i",
@@ -228,6 +233,7 @@ SORTS: dict[type, tuple[Any, ...]] = {
         "i",
         "i",
         ("vec", "s", "R"),
+        ("vec", "i", "N"),
     ),
     Fetch: ("b", "i", "i", "i", "i", "i", ("vec", "i", "R"), "b", "i", "i"),
     ApResp: ("b", "s", "i", "i", "i", "i", "i", "s", "b"),
@@ -245,7 +251,7 @@ SORTS: dict[type, tuple[Any, ...]] = {
     ),
 }
 
-UNKNOWN_FOLLOWER = Follower(-1, -1, False)
+UNKNOWN_FOLLOWER = Follower(-1, -1, False, False)
 NO_VIEW = View(False, 0, 0, 0, 0, 0, False)
 
 
@@ -356,7 +362,10 @@ class Encoding:
         return {"N": self.n, "R": self.r, "C": self.c}[key]
 
     def blank_snap(self) -> Snap:
-        return Snap(0, 0, 0, 0, 0, 0, 0, 0, False, self.replica_slots)
+        return Snap(0, 0, 0, 0, 0, 0, 0, 0, False, self.replica_slots, self.nobody_eligible())
+
+    def nobody_eligible(self) -> tuple[Term, ...]:
+        return (FENCED,) * self.n
 
     def no_replica(self) -> Rep:
         return Rep(
@@ -374,6 +383,7 @@ class Encoding:
             0,
             -1,
             (0,) * self.r,
+            self.nobody_eligible(),
         )
 
     def new_replica(self, log: tuple[Term, ...] | None = None, leo: Term = 0, hwm: Term = 0) -> Rep:
@@ -488,7 +498,7 @@ class Encoding:
 
     # --- the projection of a concrete state -------------------------------------------------
 
-    def snap(self, p: PartitionRegistration) -> Snap:
+    def snap(self, p: PartitionRegistration, eligible: Eligibility) -> Snap:
         s = self.sets
         return Snap(
             p.leader,
@@ -501,6 +511,7 @@ class Encoding:
             s.of(p.removing),
             p.leader_recovery_state == LeaderRecoveryState.RECOVERING,
             tuple(p.replicas) + (0,) * (self.n - len(p.replicas)),
+            eligible,
         )
 
     def project(
@@ -517,7 +528,10 @@ class Encoding:
         for i, p in enumerate(log):
             if p.partition_epoch != base + i:
                 raise AbstractionError("metadata log partition epochs are not consecutive")
-        hist = (self.blank_snap(),) * (base - 1) + tuple(self.snap(p) for p in log)
+        eligible = state.controller.eligible
+        hist = (self.blank_snap(),) * (base - 1) + tuple(
+            self.snap(p, e) for p, e in zip(log, eligible, strict=True)
+        )
         regs = []
         for b in range(1, self.n + 1):
             r = state.controller.brokers.get(b)
@@ -550,7 +564,7 @@ class Encoding:
             tuple(committed_in[: self.r]) + (0,) * (self.r - len(committed_in)),
         )
         return Sym(
-            self.snap(state.partition),
+            self.snap(state.partition, eligible[-1]),
             hist,
             tuple(regs),
             reqs,
@@ -622,7 +636,10 @@ class Encoding:
                 v.leader_recovery_state == LeaderRecoveryState.RECOVERING,
             )
         followers = (
-            tuple(Follower(f.leo, f.broker_epoch, f.fetched_this_epoch) for f in r.followers)
+            tuple(
+                Follower(f.leo, f.broker_epoch, f.fetched_this_epoch, f.caught_up)
+                for f in r.followers
+            )
             if r.followers
             else (UNKNOWN_FOLLOWER,) * self.n
         )
@@ -649,6 +666,7 @@ class Encoding:
             r.pending.partition_epoch if r.pending is not None else 0,
             r.unacked_from,
             tuple(recv),
+            r.eligible or self.nobody_eligible(),
         )
 
     def _fetch(self, f: FetchResponse | None, locs: dict[int, tuple[int, int]]) -> Fetch:
@@ -688,7 +706,7 @@ def comparable(sym: Sym) -> Sym:
     """A projection with the metadata records no broker can apply again blanked out (the
     concrete state has compacted them away)."""
     low = min(b.applied for b in sym.brokers)
-    blank = Snap(0, 0, 0, 0, 0, 0, 0, 0, False, ())
+    blank = Snap(0, 0, 0, 0, 0, 0, 0, 0, False, (), ())
     return sym._replace(hist=tuple(blank if k + 1 < low else h for k, h in enumerate(sym.hist)))
 
 
@@ -699,7 +717,8 @@ def initial(enc: Encoding, isr: Term, leader: Term, fenced: Term) -> Sym:
     """The established cluster `initial_state` builds, for an ISR, leader and fenced set that
     may be symbolic (all initial states of the model's shape)."""
     s = enc.sets
-    cur = Snap(leader, 1, 1, isr, 0, 0, 0, 0, False, enc.replica_slots)
+    eligible = tuple(ops.ite(s.has(fenced, b), FENCED, 1) for b in range(1, enc.n + 1))
+    cur = Snap(leader, 1, 1, isr, 0, 0, 0, 0, False, enc.replica_slots, eligible)
     hist = (cur,) + (enc.blank_snap(),) * max(enc.c - 1, 0)
     view = View(True, leader, 1, 1, isr, s.of(enc.cfg.replicas), False)
     brokers = []
@@ -714,12 +733,13 @@ def initial(enc: Encoding, isr: Term, leader: Term, fenced: Term) -> Sym:
                 followers=tuple(
                     enc.merge(
                         ops.and_(s.has(isr, m), m != b),
-                        Follower(0, 1, True),
+                        Follower(0, 1, True, True),
                         UNKNOWN_FOLLOWER,
                         Follower,
                     )
                     for m in range(1, enc.n + 1)
                 ),
+                eligible=eligible,
             )
             follow = enc.new_replica()._replace(
                 role=ops.ite(leader > 0, FOLLOWER, NONE), view=view, maximal=isr

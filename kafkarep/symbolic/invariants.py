@@ -1450,7 +1450,7 @@ ALL_INVARIANTS = PROPERTY_INVARIANTS + AUXILIARY
 
 # The strengthening each property is proved with. The MinISR rule needs only the structure
 # (who received what); the completeness properties also need the committed log's relation to
-# the logs, the quorum argument and the history facts (docs/readme/prove.md).
+# the logs, the quorum argument and the history facts (docs/prove.md).
 STRUCTURE = (
     "controller_shape",
     "replicas_well_formed",

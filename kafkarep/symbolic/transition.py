@@ -21,6 +21,7 @@ from kafkarep.errors import Error
 from kafkarep.model.actions import Action
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.base import CONTROLLER
+from kafkarep.model.metadata_cache import FENCED
 from kafkarep.model.state import ClusterState
 from kafkarep.rules import (
     AlterReassignmentRequest,
@@ -210,11 +211,39 @@ def commit(enc: Encoding, sym: Sym, outcome: Outcome) -> Sym:
     """Adopt what a controller rule decided: append a committed change record to the metadata
     log, and take the broker registry it leaves."""
     regs = sym.regs if outcome.brokers is None else outcome.brokers.regs
-    return sym._replace(
-        cur=outcome.partition,
-        hist=hist_append(enc, sym.hist, outcome.changed, outcome.partition),
-        regs=regs,
+    eligible = tuple(
+        ite(outcome.changed, now, before)
+        for now, before in zip(eligible_now(regs), sym.cur.eligible, strict=True)
     )
+    cur = outcome.partition._replace(eligible=eligible)
+    return sym._replace(cur=cur, hist=hist_append(enc, sym.hist, outcome.changed, cur), regs=regs)
+
+
+def eligible_now(regs: tuple[Reg, ...]) -> tuple[Term, ...]:
+    """Each broker's ISR eligibility in a cache that has applied this registry
+    (model/metadata_cache.py: `eligibility`)."""
+    return tuple(
+        ite(r.fenced, FENCED, ite(r.in_controlled_shutdown, -2 - r.epoch, r.epoch)) for r in regs
+    )
+
+
+def isr_eligible(enc: Encoding, r: Rep, m: int) -> Term:
+    """model/metadata_cache.py: `isr_eligible` (KRaft)."""
+    f = r.followers[m - 1]
+    entry = r.eligible[m - 1]
+    cached = alive_epoch(entry)
+    return and_(
+        or_(entry >= 0, not enc.cfg.guard_on("isr_join.alive_in_leader_metadata")),
+        or_(
+            and_(cached >= 0, eq(cached, f.bepoch)),
+            not enc.cfg.guard_on("isr_join.broker_epoch_in_leader_metadata"),
+        ),
+    )
+
+
+def alive_epoch(entry: Term) -> Term:
+    """model/metadata_cache.py: `alive_epoch`."""
+    return ite(entry >= 0, entry, ite(entry <= -2, -2 - entry, -1))
 
 
 def view_of(enc: Encoding, snap: Snap) -> View:
@@ -287,8 +316,21 @@ def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
     for m in range(1, enc.n + 1):
         if m != broker:
             offset = ite(s.has(r.maximal, m), imin(offset, imax(r.followers[m - 1].leo, 0)), offset)
+    if cfg.hwm_waits_for_caught_up_followers and cfg.guard_on("hwm.waits_for_caught_up_follower"):
+        for m in range(1, enc.n + 1):
+            f = r.followers[m - 1]
+            waits = and_(
+                m != broker,
+                s.has(r.view.replicas, m),
+                not_(s.has(r.maximal, m)),
+                f.caught_up,
+                isr_eligible(enc, r, m),
+                f.leo < offset,
+            )
+            offset = ite(waits, f.leo, offset)
     at_min = s.size(r.view.isr) >= cfg.min_isr
-    passes = or_(not cfg.options.elr_enabled, at_min, not cfg.guard_on("hwm.isr_at_min_isr"))
+    required = cfg.options.elr_enabled or cfg.hwm_requires_min_isr
+    passes = or_(not required, at_min, not cfg.guard_on("hwm.isr_at_min_isr"))
     advance = and_(offset > r.hwm, passes)
     g = sym.ghost
     hwm_below = g.hwm_below
@@ -378,6 +420,11 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
             eq(lr.followers[follower - 1].leo, f.leo),
             eq(lr.followers[follower - 1].bepoch, fb.epoch),
             eq(lr.followers[follower - 1].fetched, True),
+            eq(lr.followers[follower - 1].caught_up, True),
+            or_(
+                s.has(lr.view.isr, follower),
+                not_(joins(enc, sym, leader, follower)),
+            ),
         )
         return and_(
             running(fb),
@@ -400,10 +447,12 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
         epoch = lr.view.leader_epoch
         diverging, d_epoch, d_end = diverges(enc, lr.log, lr.leo, epoch, f.leo, last_epoch(enc, f))
         followers = list(lr.followers)
-        followers[follower - 1] = Follower(f.leo, fb.epoch, True)
-        fetched = maybe_advance_hwm(
-            enc, with_replica(sym, leader, lr._replace(followers=tuple(followers))), leader
-        )
+        caught_up = or_(f.leo >= lr.leo, followers[follower - 1].caught_up)
+        moved = ne(followers[follower - 1].leo, f.leo)
+        followers[follower - 1] = Follower(f.leo, fb.epoch, True, caught_up)
+        fetched = with_replica(sym, leader, lr._replace(followers=tuple(followers)))
+        fetched = maybe_expand(enc, fetched, leader, follower)
+        fetched = enc.merge(moved, maybe_advance_hwm(enc, fetched, leader), fetched)
         lr1 = fetched.brokers[leader - 1].replica
         answer = Fetch(
             True,
@@ -544,37 +593,39 @@ def send(enc: Encoding, sym: Sym, broker: int, isr: Term, recovering: Term) -> S
     return with_req(with_replica(sym, broker, r), broker, request)
 
 
-def expand_isr(enc: Encoding, broker: int) -> list[Instance]:
+def joins(enc: Encoding, sym: Sym, broker: int, follower: int) -> Term:
+    """model/actions/alter_partition.py: `joins`."""
     s = enc.sets
-    options = enc.cfg.options
-    out = []
-    for follower in range(1, enc.n + 1):
-        if follower == broker:
-            continue
+    r = sym.brokers[broker - 1].replica
+    f = r.followers[follower - 1]
+    checks = [
+        ("isr_join.alive_in_leader_metadata", r.eligible[follower - 1] >= 0),
+        (
+            "isr_join.broker_epoch_in_leader_metadata",
+            and_(
+                alive_epoch(r.eligible[follower - 1]) >= 0,
+                eq(alive_epoch(r.eligible[follower - 1]), f.bepoch),
+            ),
+        ),
+        ("isr_join.fetch_offset_at_hwm", f.leo >= r.hwm),
+        ("isr_join.fetch_offset_at_leso", f.leo >= r.leso),
+    ]
+    return and_(
+        idle_leader(sym, broker),
+        r.view.present,
+        not_(r.view.recovering),
+        s.has(r.view.replicas, follower),
+        not_(s.has(r.view.isr, follower)),
+        *(ok for name, ok in checks if enc.cfg.guard_on(name)),
+    )
 
-        def guard(sym: Sym, _: Term, follower: int = follower) -> Term:
-            r = sym.brokers[broker - 1].replica
-            f = r.followers[follower - 1]
-            joins = [
-                ("isr_join.fetched_in_leader_epoch", f.fetched),
-                ("isr_join.fetch_offset_at_hwm", f.leo >= r.hwm),
-                ("isr_join.fetch_offset_at_leso", f.leo >= r.leso),
-            ]
-            return and_(
-                idle_leader(sym, broker),
-                r.view.present,
-                not_(r.view.recovering),
-                s.has(r.view.replicas, follower),
-                not_(s.has(r.view.isr, follower)),
-                *(ok for name, ok in joins if options.guard_on(name)),
-            )
 
-        def update(sym: Sym, _: Term, follower: int = follower) -> Sym:
-            view = sym.brokers[broker - 1].replica.view
-            return send(enc, sym, broker, s.union(view.isr, s.bit(follower)), view.recovering)
-
-        out.append(Instance("expand_isr", broker, follower, None, guard, update))
-    return out
+def maybe_expand(enc: Encoding, sym: Sym, broker: int, follower: int) -> Sym:
+    """model/actions/alter_partition.py: `maybe_expand`."""
+    s = enc.sets
+    view = sym.brokers[broker - 1].replica.view
+    expanded = send(enc, sym, broker, s.union(view.isr, s.bit(follower)), view.recovering)
+    return enc.merge(joins(enc, sym, broker, follower), expanded, sym)
 
 
 def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
@@ -582,20 +633,63 @@ def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
 
     def guard(sym: Sym, dropped: Term) -> Term:
         r = sym.brokers[broker - 1].replica
+        out_of_sync = enc.cfg.guard_on("shrink_isr.follower_out_of_sync")
         return and_(
             sym.budget.isr_shrinks > 0,
             idle_leader(sym, broker),
             r.view.present,
             not_(s.empty(dropped)),
             s.subset(dropped, s.minus(r.view.isr, s.bit(broker))),
+            *(
+                implies(s.has(dropped, m), r.followers[m - 1].leo < r.leo)
+                for m in range(1, enc.n + 1)
+                if out_of_sync and m != broker
+            ),
         )
 
     def update(sym: Sym, dropped: Term) -> Sym:
-        view = sym.brokers[broker - 1].replica.view
+        r = sym.brokers[broker - 1].replica
+        view = r.view
+        followers = tuple(
+            f._replace(caught_up=and_(f.caught_up, not_(s.has(dropped, m))))
+            for m, f in enumerate(r.followers, start=1)
+        )
+        sym = with_replica(sym, broker, r._replace(followers=followers))
         sym = spend(sym, "isr_shrinks")
         return send(enc, sym, broker, s.minus(view.isr, dropped), view.recovering)
 
     return [Instance("shrink_isr", broker, None, "s", guard, update)]
+
+
+def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
+    s = enc.sets
+    out = []
+    for follower in range(1, enc.n + 1):
+        if follower == broker:
+            continue
+
+        def guard(sym: Sym, _: Term, follower: int = follower) -> Term:
+            b = sym.brokers[broker - 1]
+            r = b.replica
+            f = r.followers[follower - 1]
+            return and_(
+                leader_replica(b),
+                r.view.present,
+                s.has(r.view.replicas, follower),
+                f.caught_up,
+                not_(s.has(r.maximal, follower)),
+                f.leo < r.leo,
+                isr_eligible(enc, r, follower),
+            )
+
+        def update(sym: Sym, _: Term, follower: int = follower) -> Sym:
+            r = sym.brokers[broker - 1].replica
+            followers = list(r.followers)
+            followers[follower - 1] = followers[follower - 1]._replace(caught_up=False)
+            return with_replica(sym, broker, r._replace(followers=tuple(followers)))
+
+        out.append(Instance("replica_lag", broker, follower, None, guard, update))
+    return out
 
 
 def recover_leader(enc: Encoding, broker: int) -> list[Instance]:
@@ -729,6 +823,25 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
     return [Instance("apply_metadata", broker, None, "i", guard, update)]
 
 
+def apply_registrations(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: Sym, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        now = eligible_now(sym.regs)
+        return and_(
+            running(b),
+            b.initialised,
+            eq(b.applied, sym.cur.partition_epoch),
+            leader_replica(b),
+            not_(and_(*(eq(x, y) for x, y in zip(b.replica.eligible, now, strict=True)))),
+        )
+
+    def update(sym: Sym, _: Term) -> Sym:
+        r = sym.brokers[broker - 1].replica
+        return with_replica(sym, broker, r._replace(eligible=eligible_now(sym.regs)))
+
+    return [Instance("apply_registrations", broker, None, None, guard, update)]
+
+
 def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
     s = enc.sets
     r = sym.brokers[broker - 1].replica
@@ -737,7 +850,8 @@ def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
     r0 = enc.merge(r.present, r, enc.new_replica(), Rep)
     stale = and_(r.present, r.view.present, snap.partition_epoch < r.view.partition_epoch)
     # the leader branch
-    as_leader = with_replica(sym, broker, _as_leader(enc, r0, snap, broker))
+    led = _as_leader(enc, r0, snap, broker)._replace(eligible=snap.eligible)
+    as_leader = with_replica(sym, broker, led)
     as_leader = maybe_advance_hwm(enc, as_leader, broker)
     # the follower branch
     follower = forget_unacked(enc, r0)._replace(
@@ -749,10 +863,15 @@ def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
         pending=False,
         pending_isr=0,
         pending_pe=0,
+        eligible=enc.nobody_eligible(),
     )
     as_follower = with_replica(sym, broker, follower)
     acted = enc.merge(eq(snap.leader, broker), as_leader, as_follower)
-    return enc.merge(not_(member), removed, enc.merge(stale, sym, acted))
+    # a leader holding a newer registration keeps it, but its cache moves with the records
+    leading = eq(r.role, LEADER)
+    cached = tuple(ite(leading, e, old) for e, old in zip(snap.eligible, r.eligible, strict=True))
+    kept = with_replica(sym, broker, r._replace(eligible=cached))
+    return enc.merge(not_(member), removed, enc.merge(stale, kept, acted))
 
 
 def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
@@ -764,7 +883,10 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
         view=view,
         maximal=snap.isr,
         leso=r.leo,
-        followers=(UNKNOWN_FOLLOWER,) * enc.n,
+        followers=tuple(
+            UNKNOWN_FOLLOWER._replace(caught_up=and_(s.has(snap.isr, m), m != broker))
+            for m in range(1, enc.n + 1)
+        ),
         pending=False,
         pending_isr=0,
         pending_pe=0,
@@ -772,7 +894,10 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
     followers = r.followers
     if cfg.options.guard_on("leader_epoch_change.reset_out_of_sync_followers"):
         followers = tuple(
-            f._replace(fetched=and_(f.fetched, s.has(snap.isr, m)))
+            f._replace(
+                fetched=and_(f.fetched, s.has(snap.isr, m)),
+                caught_up=and_(s.has(snap.isr, m), m != broker),
+            )
             for m, f in enumerate(r.followers, start=1)
         )
     new_epoch = r._replace(
@@ -973,7 +1098,8 @@ _BUILDERS: dict[str, Callable[[Encoding], list[Instance]]] = {
     "produce": _per_broker(produce),
     "fetch": _per_broker(fetches),
     "fetch_response": _per_broker(fetch_response),
-    "expand_isr": _per_broker(expand_isr),
+    "apply_registrations": _per_broker(apply_registrations),
+    "replica_lag": _per_broker(replica_lag),
     "shrink_isr": _per_broker(shrink_isr),
     "recover_leader": _per_broker(recover_leader),
     "handle_alter_partition": _per_broker(handle_alter_partition),

@@ -50,7 +50,7 @@ def _actions(name: str) -> Callable[[ModelConfig, ClusterState], Iterator[Action
 def apply(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     rule, request = _request(action)
     state = state._replace(budget=state.budget.spend(BUDGETS[action.name]))
-    return controller.commit(state, rule(controller.metadata(state, cfg), request))
+    return controller.commit(cfg, state, rule(controller.metadata(state, cfg), request))
 
 
 FAMILIES = (

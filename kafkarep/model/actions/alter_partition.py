@@ -1,7 +1,8 @@
 """Leader-initiated ISR changes through AlterPartition (seed 004 §2.9.2).
 
-The leader proposes (expand with one caught-up follower, shrink by a budgeted subset, or finish
-recovery), eagerly widens its Maximal ISR, and waits. The controller handles the request with the
+The leader proposes (expand with one caught-up follower while it handles that follower's fetch,
+see data.py; shrink by a budgeted subset of out-of-sync followers; or finish recovery), eagerly
+widens its Maximal ISR, and waits. The controller handles the request with the
 controller rules in a separate step, and the leader handles the response in a third, so stale
 responses and metadata that overtakes a response both happen.
 """
@@ -12,17 +13,21 @@ from collections.abc import Iterator
 from itertools import combinations
 
 from kafkarep.errors import Error
-from kafkarep.guards import guard
+from kafkarep.guards import Guard, guard
 from kafkarep.metadata import LeaderRecoveryState
 from kafkarep.model import controller
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import maybe_advance_hwm
+from kafkarep.model.metadata_cache import (
+    alive_in_leader_metadata,
+    broker_epoch_in_leader_metadata,
+    isr_eligible,
+)
 from kafkarep.model.state import (
     RUNNING,
     AlterPartitionResponse,
     ClusterState,
-    FollowerView,
     PendingAlterPartition,
     Replica,
     Role,
@@ -48,64 +53,86 @@ def _idle_leader(state: ClusterState, broker_id: int) -> Replica | None:
     return replica
 
 
-# --- the ISR-join conditions (seed 004 §2.9 "consistency rules") -------------------------------
+# --- the ISR join, decided while the leader handles a fetch (Partition.maybeExpandIsr, 4.1.0) ---
 
 
 @guard("isr_join")
-def fetched_in_leader_epoch(follower: FollowerView, replica: Replica) -> bool:
-    """The leader has had a fetch from the follower in its current leader epoch."""
-    return follower.fetched_this_epoch
-
-
-@guard("isr_join")
-def fetch_offset_at_hwm(follower: FollowerView, replica: Replica) -> bool:
+def fetch_offset_at_hwm(replica: Replica, follower: int) -> bool:
     """The out-of-sync follower's fetch offset has reached the HWM."""
-    return follower.leo >= replica.hwm
+    return replica.followers[follower - 1].leo >= replica.hwm
 
 
 @guard("isr_join")
-def fetch_offset_at_leso(follower: FollowerView, replica: Replica) -> bool:
-    """The out-of-sync follower's fetch offset has reached the Leader Epoch Start Offset."""
-    return follower.leo >= replica.leso
+def fetch_offset_at_leso(replica: Replica, follower: int) -> bool:
+    """The out-of-sync follower's fetch offset has reached the Leader Epoch Start Offset
+    (KAFKA-7128, Kafka 2.1.0)."""
+    return replica.followers[follower - 1].leo >= replica.leso
 
 
-ISR_JOIN = (fetched_in_leader_epoch, fetch_offset_at_hwm, fetch_offset_at_leso)
+# `canAddReplicaToIsr` (eligibility) and `isFollowerInSync` (offsets), in Kafka's order.
+ISR_JOIN = (
+    alive_in_leader_metadata,
+    broker_epoch_in_leader_metadata,
+    fetch_offset_at_hwm,
+    fetch_offset_at_leso,
+)
+ISR_JOIN_ZOOKEEPER = (alive_in_leader_metadata, fetch_offset_at_hwm, fetch_offset_at_leso)
 
 
-def expand_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+def isr_join_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
+    """The leader's checks before it proposes a follower for the ISR."""
+    return ISR_JOIN_ZOOKEEPER if cfg.options.controller == "zookeeper" else ISR_JOIN
+
+
+def joins(cfg: ModelConfig, state: ClusterState, broker_id: int, follower: int) -> bool:
+    """Whether the leader, handling a fetch from `follower` now, proposes it for the ISR: it has
+    no proposal in flight, is RECOVERED (KIP-704: a recovering leader stays alone in the ISR),
+    and the follower is a replica outside the ISR that passes every check."""
+    replica = _idle_leader(state, broker_id)
+    if replica is None or replica.view is None:
+        return False
+    view = replica.view
+    if view.leader_recovery_state != LeaderRecoveryState.RECOVERED:
+        return False
+    if follower not in view.replicas or follower in view.isr:
+        return False
     disabled = cfg.options.disabled_guards
-    for broker_id in cfg.broker_ids:
-        replica = _idle_leader(state, broker_id)
-        if replica is None or replica.view is None:
-            continue
-        if replica.view.leader_recovery_state != LeaderRecoveryState.RECOVERED:
-            continue  # a recovering leader stays alone in the ISR (KIP-704)
-        for follower in replica.view.replicas:
-            if follower == broker_id or follower in replica.view.isr:
-                continue
-            view = replica.followers[follower - 1]
-            if all(join.passes(disabled, view, replica) for join in ISR_JOIN):
-                yield Action("expand_isr", broker_id, follower)
+    return all(join.passes(disabled, replica, follower) for join in isr_join_guards(cfg))
 
 
-def expand(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    replica = state.broker(action.actor).replica
+def maybe_expand(
+    cfg: ModelConfig, state: ClusterState, broker_id: int, follower: int
+) -> ClusterState:
+    """The ISR expansion of a fetch: the leader proposes the ISR with the follower added."""
+    if not joins(cfg, state, broker_id, follower):
+        return state
+    replica = state.broker(broker_id).replica
     assert replica is not None and replica.view is not None
-    follower = action.arg
-    assert isinstance(follower, int)
-    return _send(
-        state, action.actor, replica.view.isr | {follower}, replica.view.leader_recovery_state
-    )
+    view = replica.view
+    return _send(state, broker_id, view.isr | {follower}, view.leader_recovery_state)
+
+
+@guard("shrink_isr")
+def follower_out_of_sync(replica: Replica, follower: int) -> bool:
+    """The leader drops only a follower that is not caught up: behind the leader's LEO, and
+    (the step assumes it) not caught up within replica.lag.time.max.ms
+    (`Partition.getOutOfSyncReplicas`, `ReplicaState.isCaughtUp`, Kafka 4.1.0)."""
+    return replica.followers[follower - 1].leo < replica.leo
 
 
 def shrink_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.isr_shrinks == 0:
         return
+    disabled = cfg.options.disabled_guards
     for broker_id in cfg.broker_ids:
         replica = _idle_leader(state, broker_id)
         if replica is None or replica.view is None:
             continue
-        others = sorted(replica.view.isr - {broker_id})
+        others = [
+            b
+            for b in sorted(replica.view.isr - {broker_id})
+            if follower_out_of_sync.passes(disabled, replica, b)
+        ]
         for size in range(1, len(others) + 1):
             for dropped in combinations(others, size):
                 yield Action("shrink_isr", broker_id, frozenset(dropped))
@@ -118,9 +145,59 @@ def shrink(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
     state = state._replace(budget=state.budget.spend("isr_shrinks"))
     dropped = action.arg
     assert isinstance(dropped, frozenset)
-    return _send(
-        state, action.actor, replica.view.isr - dropped, replica.view.leader_recovery_state
+    # their lag timers fired: they are no longer caught up
+    followers = tuple(
+        view._replace(caught_up=False) if b in dropped else view
+        for b, view in enumerate(replica.followers, start=1)
     )
+    view = replica.view
+    broker = state.broker(action.actor)
+    state = state.with_broker(
+        action.actor, broker._replace(replica=replica._replace(followers=followers))
+    )
+    return _send(state, action.actor, view.isr - dropped, view.leader_recovery_state)
+
+
+# --- the lag timer -----------------------------------------------------------------------------
+
+
+def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    """replica.lag.time.max.ms passes since a follower outside the Maximal ISR last caught up,
+    while it is behind: the HWM no longer waits for it. Only where that is read (an
+    ISR-eligible follower the HWM would wait for); for ISR members a shrink fires it. No
+    budget: time passing is not a fault."""
+    if not cfg.hwm_waits_for_caught_up_followers:
+        return
+    for broker_id in cfg.broker_ids:
+        broker = state.broker(broker_id)
+        replica = broker.replica
+        if (
+            broker.status not in RUNNING
+            or replica is None
+            or replica.role != Role.LEADER
+            or replica.view is None
+        ):
+            continue
+        for follower in replica.view.replicas:
+            view = replica.followers[follower - 1] if follower != broker_id else None
+            if (
+                view is not None
+                and view.caught_up
+                and follower not in replica.maximal_isr
+                and view.leo < replica.leo
+                and isr_eligible(cfg, replica, follower)
+            ):
+                yield Action("replica_lag", broker_id, follower)
+
+
+def lag(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    broker = state.broker(action.actor)
+    replica = broker.replica
+    assert replica is not None and isinstance(action.arg, int)
+    followers = list(replica.followers)
+    followers[action.arg - 1] = followers[action.arg - 1]._replace(caught_up=False)
+    replica = replica._replace(followers=tuple(followers))
+    return state.with_broker(action.actor, broker._replace(replica=replica))
 
 
 def recover_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
@@ -188,7 +265,7 @@ def handle(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
     request = state.controller.ap_requests[broker_id - 1]
     assert request is not None
     outcome = controller.alter_partition(controller.metadata(state, cfg), request)
-    state = controller.commit(state, outcome)
+    state = controller.commit(cfg, state, outcome)
     requests = list(state.controller.ap_requests)
     requests[broker_id - 1] = None
     state = state._replace(controller=state.controller._replace(ap_requests=tuple(requests)))
@@ -267,12 +344,19 @@ def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSt
 
 
 FAMILIES = (
-    Family("expand_isr", expand_actions, expand, None, "the leader adds a caught-up follower"),
     Family(
         "shrink_isr", shrink_actions, shrink, "isr_shrinks", "the leader drops lagging followers"
     ),
     Family(
         "recover_leader", recover_actions, recover, None, "a recovering leader reports RECOVERED"
+    ),
+    Family(
+        "replica_lag",
+        lag_actions,
+        lag,
+        None,
+        "a lagging follower outside the ISR is no longer caught up",
+        lambda cfg: cfg.hwm_waits_for_caught_up_followers,
     ),
     Family("handle_alter_partition", handle_actions, handle, None, "the controller handles it"),
     Family(

@@ -1,7 +1,8 @@
 """The data plane: acks=all produce, follower fetch and the fetch response (seed 004 §2.2,
 §2.5-§2.7; log divergence as in the protocol's §3).
 
-A fetch is one step for the request and the leader's handling of it, and another for the
+A fetch is one step for the request and the leader's handling of it (which may propose the
+follower for the ISR, as Kafka's `Partition.updateFollowerFetchState` does), and another for the
 response, so a response can arrive after the follower has moved to a new leader epoch. A fetch
 the leader would refuse (stale or unknown leader epoch) changes nothing, so it is not an action.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafkarep.guards import Guard, guard
+from kafkarep.model.actions.alter_partition import joins, maybe_expand
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import maybe_advance_hwm
@@ -86,7 +88,10 @@ def fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             or leader.view is None
             or not _same_leader_epoch(cfg, leader, replica)
             or broker_id not in leader.view.replicas
-            or _converged(leader, replica, broker, broker_id)
+            or (
+                _converged(leader, replica, broker, broker_id)
+                and not joins(cfg, state, replica.view.leader, broker_id)
+            )
         ):
             continue
         yield Action("fetch", broker_id)
@@ -103,11 +108,12 @@ def _same_leader_epoch(cfg: ModelConfig, leader: Replica, follower: Replica) -> 
 
 
 def _converged(leader: Replica, follower: Replica, broker: Broker, broker_id: int) -> bool:
-    """Nothing a fetch could change: same log and HWM, and the leader already knows it."""
+    """Nothing a fetch could change: same log and HWM, and the leader already knows it (unless
+    the fetch would have the leader propose the follower for the ISR)."""
     return (
         follower.log == leader.log
         and follower.hwm == leader.hwm
-        and leader.followers[broker_id - 1] == FollowerView(follower.leo, broker.epoch, True)
+        and leader.followers[broker_id - 1] == FollowerView(follower.leo, broker.epoch, True, True)
     )
 
 
@@ -124,10 +130,18 @@ def fetch(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
     diverging = answer(cfg.truncation, leader.log, epoch, replica.leo, replica.last_epoch)
     if diverging is None:
         followers = list(leader.followers)
-        followers[action.actor - 1] = FollowerView(replica.leo, follower.epoch, True)
+        # Caught up now if it asks from the leader's LEO (`Replica.updateFetchStateOrThrow`);
+        # Kafka's second case, caught up as of the previous fetch, is left out (stricter).
+        caught_up = replica.leo >= leader.leo or followers[action.actor - 1].caught_up
+        moved = followers[action.actor - 1].leo != replica.leo
+        followers[action.actor - 1] = FollowerView(replica.leo, follower.epoch, True, caught_up)
         leader = leader._replace(followers=tuple(followers))
         state = state.with_broker(leader_id, state.broker(leader_id)._replace(replica=leader))
-        state = maybe_advance_hwm(state, cfg, leader_id)
+        # Kafka's order (`Partition.updateFollowerFetchState`, 4.1.0): the ISR join first, then
+        # the HWM, and that only if the follower's LEO moved.
+        state = maybe_expand(cfg, state, leader_id, action.actor)
+        if moved:
+            state = maybe_advance_hwm(state, cfg, leader_id)
         leader = state.broker(leader_id).replica
         assert leader is not None
         response = FetchResponse(

@@ -31,7 +31,7 @@ def _registration_fenced(state: ClusterState, broker_id: int) -> bool:
 
 def _fence(cfg: ModelConfig, state: ClusterState, broker_id: int) -> ClusterState:
     outcome = controller.fence_broker(controller.metadata(state, cfg), FenceBroker(broker_id))
-    return controller.commit(state, outcome)
+    return controller.commit(cfg, state, outcome)
 
 
 # --- fence / unfence ---------------------------------------------------------------------------
@@ -64,7 +64,7 @@ def unfence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
 def unfence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     assert isinstance(action.arg, int)
     outcome = controller.unfence_broker(controller.metadata(state, cfg), UnfenceBroker(action.arg))
-    return controller.commit(state, outcome)
+    return controller.commit(cfg, state, outcome)
 
 
 # --- controlled shutdown -----------------------------------------------------------------------
@@ -86,7 +86,7 @@ def controlled_shutdown(cfg: ModelConfig, state: ClusterState, action: Action) -
     outcome = controller.controlled_shutdown(
         controller.metadata(state, cfg), ControlledShutdown(action.actor)
     )
-    state = controller.commit(state, outcome)
+    state = controller.commit(cfg, state, outcome)
     broker = state.broker(action.actor)
     return state.with_broker(action.actor, broker._replace(status=Status.SHUTTING_DOWN))
 
@@ -173,7 +173,7 @@ def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
     previous = broker.epoch if broker.status == Status.OFFLINE_CLEAN else -1
     request = RegisterBroker(action.actor, broker.incarnation + 1, previous_epoch=previous)
     outcome = controller.register_broker(controller.metadata(state, cfg), request)
-    state = controller.commit(state, outcome)
+    state = controller.commit(cfg, state, outcome)
     registration = state.controller.brokers.get(action.actor)
     broker = Broker(
         status=Status.RUNNING,

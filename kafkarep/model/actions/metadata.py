@@ -14,9 +14,20 @@ from kafkarep.guards import guard
 from kafkarep.metadata import PartitionRegistration
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.controller import compact
+from kafkarep.model.controller import compact, eligibility_now
 from kafkarep.model.hwm import maybe_advance_hwm, nack_unacked
-from kafkarep.model.state import RUNNING, UNKNOWN, Broker, ClusterState, Replica, Role
+from kafkarep.model.metadata_cache import Eligibility
+from kafkarep.model.state import (
+    RUNNING,
+    UNKNOWN,
+    Broker,
+    ClusterState,
+    FollowerView,
+    Replica,
+    Role,
+)
+
+CAUGHT_UP = UNKNOWN._replace(caught_up=True)
 
 
 def apply_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
@@ -41,7 +52,8 @@ def apply_metadata(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     if after is not None:
         return compact(state.with_broker(broker_id, after))
     broker = before._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
-    return compact(act_on(cfg, state, broker_id, broker, snapshot))
+    eligible = state.controller.eligible[offset]
+    return compact(act_on(cfg, state, broker_id, broker, snapshot, eligible))
 
 
 # (id(broker), id(snapshot), broker id, truncation) -> (broker, snapshot, the broker after it
@@ -81,15 +93,21 @@ def act_on(
     broker_id: int,
     broker: Broker,
     snapshot: PartitionRegistration,
+    eligible: Eligibility,
 ) -> ClusterState:
     """The replica's reaction to a materialised snapshot of the partition metadata, by `broker`
-    (the broker as it is once it has applied the snapshot, not yet in `state`)."""
+    (the broker as it is once it has applied the snapshot, not yet in `state`), whose metadata
+    cache now holds `eligible`."""
     replica = broker.replica
     stays = broker_id in snapshot.replicas
     if stays and _newer(replica, snapshot):
+        if replica is not None and replica.role == Role.LEADER:
+            broker = broker._replace(replica=replica._replace(eligible=eligible))
         return state.with_broker(broker_id, broker)
     if stays and snapshot.leader == broker_id:
-        replica = _as_leader(cfg, replica or Replica(), snapshot, broker_id)
+        replica = _as_leader(cfg, replica or Replica(), snapshot, broker_id)._replace(
+            eligible=eligible
+        )
         state = state.with_broker(broker_id, broker._replace(replica=replica))
         return maybe_advance_hwm(state, cfg, broker_id)
     if replica is not None and (not stays or replica.role == Role.LEADER):
@@ -136,6 +154,7 @@ def _as_follower(replica: Replica, snapshot: PartitionRegistration, truncation: 
         followers=(),
         pending=None,
         unacked_from=-1,
+        eligible=(),
     )
 
 
@@ -150,10 +169,21 @@ def _new_leader(replica: Replica, snapshot: PartitionRegistration) -> bool:
 
 @guard("leader_epoch_change")
 def reset_out_of_sync_followers() -> bool:
-    """§2.10.3: a leader in a new leader epoch clears the last fetch of followers outside the ISR,
-    so none joins the ISR before fetching in this epoch. (A step, not a predicate: switching it
-    off skips the reset.)"""
+    """A leader in a new leader epoch resets its followers (`Replica.resetReplicaState`, Kafka
+    4.1.0): those outside the ISR lose their last fetch, so none joins the ISR before fetching
+    in this epoch, and their caught-up time, so the HWM no longer waits for them; ISR members
+    count as caught up now. (A step, not a predicate: switching it off skips the reset.)"""
     return True
+
+
+def _new_leader_followers(
+    snapshot: PartitionRegistration, broker_id: int, count: int
+) -> tuple[FollowerView, ...]:
+    """A new leader knows nothing of its followers' logs or broker epochs; ISR members count as
+    caught up now (`Replica.resetReplicaState` with isNewLeader, Kafka 4.1.0)."""
+    return tuple(
+        CAUGHT_UP if b in snapshot.isr and b != broker_id else UNKNOWN for b in range(1, count + 1)
+    )
 
 
 def _as_leader(
@@ -167,7 +197,7 @@ def _as_leader(
             view=snapshot,
             maximal_isr=snapshot.isr,
             leso=replica.leo,
-            followers=(UNKNOWN,) * count,
+            followers=_new_leader_followers(snapshot, broker_id, count),
             pending=None,
             unacked_from=-1,
         )
@@ -178,7 +208,9 @@ def _as_leader(
         followers = replica.followers
         if reset_out_of_sync_followers.enabled(cfg.options.disabled_guards):
             followers = tuple(
-                view if b in snapshot.isr else view._replace(fetched_this_epoch=False)
+                view._replace(caught_up=b != broker_id)
+                if b in snapshot.isr
+                else view._replace(fetched_this_epoch=False, caught_up=False)
                 for b, view in enumerate(replica.followers, start=1)
             )
         return replica._replace(
@@ -200,6 +232,36 @@ def _as_leader(
     return replica._replace(view=snapshot, maximal_isr=maximal, pending=pending)
 
 
+# --- broker records after the last partition change --------------------------------------------
+
+
+def apply_registrations_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    """A leader caught up with the last partition snapshot may apply the broker registration
+    records committed since (fencing, unfencing, registration, controlled shutdown), which its
+    ISR checks read (metadata_cache.py). Only a leader: a follower's cache is read only once it
+    leads, and becoming leader means applying a newer snapshot, which replaces it."""
+    current = state.partition.partition_epoch
+    for broker_id, broker in enumerate(state.brokers, 1):
+        replica = broker.replica
+        if (
+            broker.status in RUNNING
+            and broker.initialised
+            and broker.applied_epoch == current
+            and replica is not None
+            and replica.role == Role.LEADER
+            and replica.eligible != eligibility_now(cfg, state.controller.brokers)
+        ):
+            yield Action("apply_registrations", broker_id)
+
+
+def apply_registrations(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    broker = state.broker(action.actor)
+    replica = broker.replica
+    assert replica is not None
+    replica = replica._replace(eligible=eligibility_now(cfg, state.controller.brokers))
+    return state.with_broker(action.actor, broker._replace(replica=replica))
+
+
 FAMILIES = (
     Family(
         "apply_metadata",
@@ -207,5 +269,12 @@ FAMILIES = (
         apply_metadata,
         None,
         "a broker applies metadata records up to an offset and acts on the snapshot",
+    ),
+    Family(
+        "apply_registrations",
+        apply_registrations_actions,
+        apply_registrations,
+        None,
+        "a caught-up leader applies the broker records committed since the last snapshot",
     ),
 )

@@ -93,7 +93,7 @@ def elect_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
 
 def elect(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     outcome = controller.elect_leaders(controller.metadata(state, cfg), PREFERRED)
-    return controller.commit(state, outcome)
+    return controller.commit(cfg, state, outcome)
 
 
 def step_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
@@ -112,7 +112,7 @@ def step_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
 def step(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     request = AlterReassignmentRequest(action.arg)  # type: ignore[arg-type]
     outcome = controller.alter_reassignment(controller.metadata(state, cfg), request)
-    return controller.commit(state, outcome)
+    return controller.commit(cfg, state, outcome)
 
 
 FAMILIES = (

@@ -1,0 +1,90 @@
+"""What a leader's metadata cache says of the other brokers, as far as its ISR checks read it.
+
+Kafka's leader decides by itself whether a follower may join the ISR and whether the HWM waits
+for it (`Partition.isReplicaIsrEligible`, Kafka 4.1.0), from its own broker's metadata cache,
+not from the controller: the follower must be unfenced and not in controlled shutdown there
+(KIP-841), and the broker epoch of its fetches must be the one the cache holds (KIP-903). In
+the ZooKeeper era the leader only asked whether the broker was alive (`ZkMetadataCache
+.hasAliveBroker`, Kafka 3.5.0).
+
+The cache is the metadata log up to where the broker has applied it. The model's log holds
+partition snapshots, so each snapshot carries the brokers' eligibility when it was committed
+(`Controller.eligible`), and a leader caught up with the last snapshot may apply the broker
+records committed since (`apply_registrations`). A leader behind the log does not see broker
+records that came between two partition snapshots: stricter than Kafka, which may stop between
+any two records, and documented in docs/models.md.
+
+An entry per broker id: its broker epoch when the cache shows it ISR-eligible; `FENCED` when it
+is fenced or unknown; `shutting_down(epoch)` when it is in controlled shutdown (the epoch is
+kept, since Kafka reads it apart from the shutdown flag).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafkarep.guards import guard
+from kafkarep.metadata import BrokerRegistry
+
+if TYPE_CHECKING:
+    from kafkarep.model.config import ModelConfig
+    from kafkarep.model.state import Replica
+
+Eligibility = tuple[int, ...]
+
+FENCED = -1  # fenced, or not registered: no alive broker epoch in the cache
+
+
+def shutting_down(epoch: int) -> int:
+    """An alive broker in controlled shutdown: its epoch, encoded below FENCED."""
+    return -2 - epoch
+
+
+def alive_epoch(entry: int) -> int:
+    """The broker epoch the cache holds for an alive broker (`getAliveBrokerEpoch`), else -1."""
+    if entry >= 0:
+        return entry
+    return -2 - entry if entry <= -2 else -1
+
+
+def eligibility(registry: BrokerRegistry, brokers: int, zookeeper: bool) -> Eligibility:
+    """Each broker's entry, by id - 1, from a broker registry."""
+    out = []
+    for broker_id in range(1, brokers + 1):
+        r = registry.get(broker_id)
+        if not r.registered or r.fenced:
+            out.append(FENCED)
+        elif r.in_controlled_shutdown and not zookeeper:
+            out.append(shutting_down(r.epoch))
+        else:
+            out.append(r.epoch)
+    return tuple(out)
+
+
+# --- the leader's checks (`Partition.isReplicaIsrEligible`, Kafka 4.1.0) ------------------------
+
+
+@guard("isr_join")
+def alive_in_leader_metadata(replica: Replica, follower: int) -> bool:
+    """The leader's own metadata cache shows the follower unfenced and not in controlled
+    shutdown (KIP-841; in the ZooKeeper era: alive)."""
+    return replica.eligible[follower - 1] >= 0
+
+
+@guard("isr_join")
+def broker_epoch_in_leader_metadata(replica: Replica, follower: int) -> bool:
+    """The broker epoch of the follower's fetches is the alive broker epoch the leader's cache
+    holds (`isBrokerEpochIsrEligible`, KIP-903, Kafka 3.5.0; KRaft only): fetches from an
+    incarnation the leader has not seen registered do not count."""
+    cached = alive_epoch(replica.eligible[follower - 1])
+    return cached >= 0 and cached == replica.followers[follower - 1].broker_epoch
+
+
+def isr_eligible(cfg: ModelConfig, replica: Replica, follower: int) -> bool:
+    """Both checks, as the ISR join and the HWM's wait read them (a switched-off one passes)."""
+    disabled = cfg.options.disabled_guards
+    if not alive_in_leader_metadata.passes(disabled, replica, follower):
+        return False
+    return cfg.options.controller == "zookeeper" or bool(
+        broker_epoch_in_leader_metadata.passes(disabled, replica, follower)
+    )
