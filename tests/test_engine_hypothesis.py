@@ -287,6 +287,9 @@ BUDGETS = {
 }
 # Violating models Hypothesis has not found within a budget yet, and why (docs/history.md).
 NOT_FOUND = {
+    "alter_partition_partition_epoch": "not found in 40,000 examples of seed 1 since the leader's "
+    "own checks: the 15-step trace needs a stale AlterPartition, an ISR expansion that the "
+    "leader now makes only while handling a fetch, and a lossy restart, in one order",
     "kafka_6880_zombie_replica_fetch": "not found in 40,000 examples of seed 1: the trace needs "
     "a broker to apply an older leader epoch after fetching from a newer one, a rare interleaving",
 }
