@@ -244,3 +244,11 @@ class ClusterState(NamedTuple):
     @property
     def partition(self) -> PartitionRegistration:
         return self.controller.log[-1]
+
+    def running_leader(self, broker_id: int) -> Replica | None:
+        """The broker's replica if the broker is up and that replica leads, else None."""
+        broker = self.brokers[broker_id - 1]
+        replica = broker.replica
+        if broker.status not in RUNNING or replica is None or replica.role != Role.LEADER:
+            return None
+        return replica

@@ -599,14 +599,6 @@ def joins(enc: Encoding, sym: Sym, broker: int, follower: int) -> Term:
     r = sym.brokers[broker - 1].replica
     f = r.followers[follower - 1]
     checks = [
-        ("isr_join.alive_in_leader_metadata", r.eligible[follower - 1] >= 0),
-        (
-            "isr_join.broker_epoch_in_leader_metadata",
-            and_(
-                alive_epoch(r.eligible[follower - 1]) >= 0,
-                eq(alive_epoch(r.eligible[follower - 1]), f.bepoch),
-            ),
-        ),
         ("isr_join.fetch_offset_at_hwm", f.leo >= r.hwm),
         ("isr_join.fetch_offset_at_leso", f.leo >= r.leso),
     ]
@@ -616,6 +608,7 @@ def joins(enc: Encoding, sym: Sym, broker: int, follower: int) -> Term:
         not_(r.view.recovering),
         s.has(r.view.replicas, follower),
         not_(s.has(r.view.isr, follower)),
+        isr_eligible(enc, r, follower),
         *(ok for name, ok in checks if enc.cfg.guard_on(name)),
     )
 

@@ -39,14 +39,11 @@ from kafkarep.rules.alter_partition import NO_EPOCH_CHECK
 def _idle_leader(state: ClusterState, broker_id: int) -> Replica | None:
     """A running leader with no AlterPartition of its own in flight (one at a time, as Kafka's
     AlterPartitionManager sends them)."""
-    broker = state.broker(broker_id)
-    replica = broker.replica
+    replica = state.running_leader(broker_id)
     if (
-        broker.status not in RUNNING
-        or replica is None
-        or replica.role != Role.LEADER
+        replica is None
         or replica.pending is not None
-        or broker.ap_response is not None
+        or state.broker(broker_id).ap_response is not None
         or state.controller.ap_requests[broker_id - 1] is not None
     ):
         return None
@@ -169,14 +166,8 @@ def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if not cfg.hwm_waits_for_caught_up_followers:
         return
     for broker_id in cfg.broker_ids:
-        broker = state.broker(broker_id)
-        replica = broker.replica
-        if (
-            broker.status not in RUNNING
-            or replica is None
-            or replica.role != Role.LEADER
-            or replica.view is None
-        ):
+        replica = state.running_leader(broker_id)
+        if replica is None or replica.view is None:
             continue
         for follower in replica.view.replicas:
             view = replica.followers[follower - 1] if follower != broker_id else None

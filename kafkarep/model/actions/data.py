@@ -27,15 +27,6 @@ from kafkarep.model.state import (
     Role,
 )
 
-
-def _leader_replica(state: ClusterState, broker_id: int) -> Replica | None:
-    broker = state.broker(broker_id)
-    replica = broker.replica
-    if broker.status not in RUNNING or replica is None or replica.role != Role.LEADER:
-        return None
-    return replica
-
-
 # --- produce ---------------------------------------------------------------------------------
 
 
@@ -43,7 +34,7 @@ def produce_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.records == 0:
         return
     for broker_id in cfg.broker_ids:
-        replica = _leader_replica(state, broker_id)
+        replica = state.running_leader(broker_id)
         # Kafka refuses acks=all writes while the ISR is below MinISR (NotEnoughReplicas, §2.6).
         if (
             replica is not None
@@ -82,7 +73,7 @@ def fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         ):
             continue
         assert replica.view is not None
-        leader = _leader_replica(state, replica.view.leader)
+        leader = state.running_leader(replica.view.leader)
         if (
             leader is None
             or leader.view is None

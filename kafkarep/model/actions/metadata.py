@@ -242,13 +242,11 @@ def apply_registrations_actions(cfg: ModelConfig, state: ClusterState) -> Iterat
     leads, and becoming leader means applying a newer snapshot, which replaces it."""
     current = state.partition.partition_epoch
     for broker_id, broker in enumerate(state.brokers, 1):
-        replica = broker.replica
+        replica = state.running_leader(broker_id)
         if (
-            broker.status in RUNNING
+            replica is not None
             and broker.initialised
             and broker.applied_epoch == current
-            and replica is not None
-            and replica.role == Role.LEADER
             and replica.eligible != eligibility_now(cfg, state.controller.brokers)
         ):
             yield Action("apply_registrations", broker_id)
