@@ -109,7 +109,23 @@ def outcome(cfg: ModelConfig, before: ClusterState, action: Action, after: Clust
                 return f"truncate{to} (diverging epoch {response.diverging[0]})"
             return f"truncate{to}"
         return f"append {len(response.entries)}"
-    if name == "fetch":
+    if name == "delayed_fetch_arrives":
+        held = before.broker(action.actor).delayed_fetch
+        assert held is not None
+        leader = held.leader
+        if before.broker(leader).replica == after.broker(leader).replica:
+            return "refused or ignored by the leader"
+        handled = f"leader {leader} records offset {held.fetch_offset}"
+        if before.controller.ap_requests[leader - 1] is None and (
+            after.controller.ap_requests[leader - 1] is not None
+        ):
+            return handled + " and proposes it for the ISR"
+        return handled
+    if name in ("controller_failover", "controller_catches_up"):
+        c = after.controller
+        behind = c.decides_from.partition_epoch
+        return f"decides from pe {behind} (log at {c.partition.partition_epoch})"
+    if name in ("fetch", "fetch_partial"):
         response = after.broker(action.actor).fetch_response
         assert response is not None
         if response.diverging is not None:
@@ -179,6 +195,8 @@ def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
         frozenset(b for b, r in registry.entries if r.in_controlled_shutdown)
     )
     out["ctl.broker_epochs"] = " ".join(f"{b}:{r.epoch}" for b, r in registry.entries)
+    if state.controller.lag:
+        out["ctl.decides_from_pe"] = str(state.controller.decides_from.partition_epoch)
     for b, request in enumerate(state.controller.ap_requests, 1):
         if request is not None:
             out[f"ctl.inbox.b{b}"] = (
@@ -227,6 +245,12 @@ def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
             )
             out[prefix + "fetch_response"] = (
                 f"from {f.leader} le {f.leader_epoch} {body} hwm {f.hwm}"
+            )
+        if broker.delayed_fetch is not None:
+            d = broker.delayed_fetch
+            out[prefix + "delayed_fetch"] = (
+                f"to {d.leader} le {d.leader_epoch} offset {d.fetch_offset} "
+                f"broker epoch {d.broker_epoch}"
             )
         if broker.ap_response is not None:
             a = broker.ap_response

@@ -284,6 +284,7 @@ BUDGETS = {
     "kip101_truncation_to_hwm": 1000,
     "kafka_6361_single_round_truncation": 5000,
     "v35_last_replica_standing": 2000,
+    "lagging_controller": 5000,
 }
 # Violating models Hypothesis has not found within a budget yet, and why (docs/history.md).
 NOT_FOUND = {
@@ -296,6 +297,7 @@ NOT_FOUND = {
 QUICK = {"hwm_below_min_isr", "elr_keeps_unclean_shutdown", "isr_join_fetch_offset_at_hwm"}
 FINDINGS = ROOT / "models" / "findings"
 HISTORY = ROOT / "models" / "history"
+FAULTS = ROOT / "models" / "faults"
 
 
 def _mutations(result: str) -> list[Any]:
@@ -304,6 +306,7 @@ def _mutations(result: str) -> list[Any]:
     paths = sorted(MUTATIONS.glob("*.toml"))
     if result == "violates":
         paths += sorted(FINDINGS.glob("*.toml")) + sorted(HISTORY.glob("*.toml"))
+        paths += sorted(FAULTS.glob("*.toml"))
     params = []
     for path in paths:
         if load_model(path).expect.result != result:

@@ -68,6 +68,9 @@ class ModelConfig(NamedTuple):
     # KIP-966's broker part (Kafka 3.7.0): the leader's HWM does not advance while its ISR is
     # below MinISR (`Partition.maybeIncrementLeaderHW`), with ELR on or off.
     hwm_requires_min_isr: bool = True
+    # How many partition records a new active controller may lag (`[faults] controller_lag`,
+    # with controller_failovers; see kafkarep/model/actions/failover.py)
+    controller_lag: int = 1
     # Engine sections ([hypothesis], [prove], [plan], ...) as (section, key, value), sorted;
     # each engine validates and reads its own with `setting`.
     engine_settings: tuple[tuple[str, str, Any], ...] = ()
@@ -110,7 +113,7 @@ SECTIONS = {
         "hwm_requires_min_isr",
         "controller",
     },
-    "faults": set(Budget._fields) - {"records"},
+    "faults": set(Budget._fields) - {"records"} | {"controller_lag"},
     "reassignment": {"targets"},
     "check": {
         "engine",
@@ -224,8 +227,17 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         raise ModelError("[rules] truncation must be " + ", ".join(f'"{t}"' for t in TRUNCATIONS))
     budget = Budget(
         records=_int(cluster, "cluster", "records", 1, low=0, high=9),
-        **{name: _int(faults, "faults", name, 0, low=0, high=9) for name in SECTIONS["faults"]},
+        **{
+            name: _int(faults, "faults", name, 0, low=0, high=9)
+            for name in SECTIONS["faults"] - {"controller_lag"}
+        },
     )
+    controller_lag = _int(faults, "faults", "controller_lag", 1, low=1, high=9)
+    if budget.controller_failovers and options.controller != "kraft":
+        raise ModelError(
+            '[faults] controller_failovers needs controller = "kraft" (a ZooKeeper-era '
+            "controller reads its state from ZooKeeper when it takes over)"
+        )
     targets = _targets(raw.get("reassignment", {}), broker_ids)
     if "plan" in raw:
         from kafkarep.model.actions.plan import check_settings
@@ -257,6 +269,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
             rules, "rules", "hwm_waits_for_caught_up_followers", True
         ),
         hwm_requires_min_isr=_bool(rules, "rules", "hwm_requires_min_isr", True),
+        controller_lag=controller_lag,
         engine_settings=_engine_settings(raw),
     )
 

@@ -21,7 +21,9 @@ from kafkarep.zookeeper import events as zk
 
 
 def metadata(state: ClusterState, cfg: ModelConfig) -> ClusterMetadata:
-    return ClusterMetadata(state.partition, state.controller.brokers, cfg.topic, cfg.options)
+    """What the active controller decides from (behind the log after a lagging failover)."""
+    c = state.controller
+    return ClusterMetadata(c.decides_from, c.brokers, cfg.topic, cfg.options)
 
 
 def _cached(rule: Callable[[ClusterMetadata, Any], Outcome]) -> Callable[..., Outcome]:
@@ -78,9 +80,14 @@ def commit(cfg: ModelConfig, state: ClusterState, outcome: Outcome) -> ClusterSt
     if outcome.brokers is not None:
         controller = controller._replace(brokers=outcome.brokers)
     if isinstance(outcome, Changed):
+        registration = outcome.registration
+        if controller.lag:
+            # decided from an older snapshot: brokers replay the record on top of the log
+            registration = controller.partition.apply(outcome.record)
         controller = controller._replace(
-            log=controller.log + (outcome.registration,),
+            log=controller.log + (registration,),
             eligible=controller.eligible + (eligibility_now(cfg, controller.brokers),),
+            lag=0,
         )
     return state._replace(controller=controller)
 
@@ -112,6 +119,7 @@ def compact(state: ClusterState) -> ClusterState:
         if applied >= 0 and (lowest < 0 or applied < lowest):
             lowest = applied
     keep = controller.position(lowest) if lowest >= 0 else len(log) - 1
+    keep = min(keep, len(log) - 1 - controller.lag)  # a lagging controller still reads there
     if keep <= 0:
         return state
     return state._replace(

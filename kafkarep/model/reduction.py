@@ -34,6 +34,7 @@ from kafkarep.errors import Error
 from kafkarep.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.data import leader_epoch_matches
+from kafkarep.model.actions.failover import replayed_to_epoch_start
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact
 from kafkarep.model.state import (
@@ -73,7 +74,11 @@ def reducer(cfg: ModelConfig) -> Reduce:
     fetch_guard = cfg.current_leader_epoch_in_fetch and leader_epoch_matches.enabled(
         cfg.options.disabled_guards
     )
-    requests_guard = leader_epoch_current.enabled(cfg.options.disabled_guards)
+    # A lagging controller (failover.py) may accept a request older than the log's leader epoch.
+    requests_guard = leader_epoch_current.enabled(cfg.options.disabled_guards) and not (
+        cfg.budget.controller_failovers
+        and not replayed_to_epoch_start.enabled(cfg.options.disabled_guards)
+    )
 
     def reduce_one(state: ClusterState, parent: ClusterState | None = None) -> ClusterState:
         brokers = state.brokers

@@ -118,6 +118,20 @@ class FetchResponse(NamedTuple):
 
 
 @fast_replace
+class DelayedFetch(NamedTuple):
+    """A follower's fetch the network holds (`[faults] delayed_fetches`): it reaches the leader
+    later, perhaps after the follower restarted (KAFKA-15221). The follower's fetcher has timed
+    it out and moved on, so its answer reaches no one; only the leader's handling of it counts."""
+
+    leader: int
+    leader_incarnation: int  # the leader process it was sent to (a restart closes the connection)
+    leader_epoch: int
+    fetch_offset: int
+    last_epoch: int
+    broker_epoch: int  # the sender's broker epoch when it sent it
+
+
+@fast_replace
 class AlterPartitionResponse(NamedTuple):
     """The controller's answer to an AlterPartition, in flight to the leader (§2.9.2)."""
 
@@ -142,6 +156,8 @@ class Broker(NamedTuple):
     replica: Replica | None
     fetch_response: FetchResponse | None = None
     ap_response: AlterPartitionResponse | None = None
+    # its fetch the network holds; kept across a restart of either side until it arrives
+    delayed_fetch: DelayedFetch | None = None
 
 
 @fast_replace
@@ -151,10 +167,18 @@ class Controller(NamedTuple):
     eligible: tuple[Eligibility, ...]
     brokers: BrokerRegistry
     ap_requests: tuple[AlterPartitionRequest | None, ...]  # in flight, by broker id - 1
+    # The active controller has not replayed the last `lag` partition records: it decides from
+    # `log[-1 - lag]` (a failover to a lagging controller, `[faults] controller_failovers`).
+    lag: int = 0
 
     @property
     def partition(self) -> PartitionRegistration:
         return self.log[-1]
+
+    @property
+    def decides_from(self) -> PartitionRegistration:
+        """The partition as the active controller knows it."""
+        return self.log[-1 - self.lag]
 
     def position(self, partition_epoch: int) -> int:
         """Where the snapshot of this partition epoch is in the retained log (whose partition
@@ -221,6 +245,9 @@ class Budget(NamedTuple):
     reassignment_cancels: int = 0
     preferred_elections: int = 0
     unclean_elections: int = 0
+    partial_fetches: int = 0
+    delayed_fetches: int = 0
+    controller_failovers: int = 0
 
     def spend(self, name: str) -> Budget:
         return self._replace(**{name: getattr(self, name) - 1})

@@ -20,6 +20,7 @@ from kafkarep.model.state import (
     AlterPartitionResponse,
     Broker,
     ClusterState,
+    DelayedFetch,
     FetchResponse,
     Ghost,
     PendingAlterPartition,
@@ -110,6 +111,7 @@ def _replica(r: Renaming, x: Replica | None) -> Replica | None:
         maximal_isr=_ids(r, x.maximal_isr),
         followers=_permute(r, x.followers) if x.followers else (),
         pending=_pending(r, x.pending),
+        eligible=_permute(r, x.eligible) if x.eligible else (),
     )
 
 
@@ -130,7 +132,12 @@ def _broker(r: Renaming, b: Broker) -> Broker:
         replica=_replica(r, b.replica),
         fetch_response=_fetch(r, b.fetch_response),
         ap_response=_ap(r, b.ap_response),
+        delayed_fetch=_delayed(r, b.delayed_fetch),
     )
+
+
+def _delayed(r: Renaming, d: DelayedFetch | None) -> DelayedFetch | None:
+    return None if d is None else d._replace(leader=_id(r, d.leader))
 
 
 def _ghost(r: Renaming, g: Ghost) -> Ghost:
@@ -150,6 +157,7 @@ def rename_state(state: ClusterState, r: Renaming) -> ClusterState:
         log=tuple(_partition(r, p) for p in c.log),
         brokers=BrokerRegistry.of({_id(r, b): reg for b, reg in c.brokers.entries}),
         ap_requests=_permute(r, tuple(_request(r, q) for q in c.ap_requests)),
+        eligible=tuple(_permute(r, e) for e in c.eligible),
     )
     brokers = _permute(r, tuple(_broker(r, b) for b in state.brokers))
     return state._replace(controller=controller, brokers=brokers, ghost=_ghost(r, state.ghost))

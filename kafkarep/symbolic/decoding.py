@@ -283,7 +283,7 @@ class Concretiser:
             hwm_below_min_isr=(0, 0) if g.hwm_below else None,
         )
         controller = Controller(tuple(log), tuple(eligible), registry_, requests)
-        return ClusterState(controller, tuple(brokers), ghost, Budget(*sym.budget))
+        return ClusterState(controller, tuple(brokers), ghost, Budget(**sym.budget._asdict()))
 
 
 def _recovery(recovering: bool) -> LeaderRecoveryState:

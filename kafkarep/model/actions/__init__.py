@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 
-from kafkarep.model.actions import admin, alter_partition, data, lifecycle, metadata, plan
+from kafkarep.model.actions import admin, alter_partition, data, failover, lifecycle, metadata, plan
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
@@ -23,6 +23,7 @@ FAMILIES: tuple[Family, ...] = (
     *metadata.FAMILIES,
     *lifecycle.FAMILIES,
     *admin.FAMILIES,
+    *failover.FAMILIES,
     *plan.FAMILIES,  # last: models without a [plan] keep their action indices
 )
 BY_NAME = {family.name: family for family in FAMILIES}

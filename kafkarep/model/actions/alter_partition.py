@@ -295,11 +295,14 @@ def response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
 # Errors after which the controller says the request was not applied and the partition epoch is
 # current: the leader goes back to its last committed state (Partition.handleAlterPartitionError).
 ROLL_BACK = frozenset({Error.INELIGIBLE_REPLICA, Error.OPERATION_NOT_ATTEMPTED})
-# Errors the leader cannot fix by itself: it stays pending until newer metadata replaces the
-# proposal ("awaiting the latest metadata"): FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
-# INVALID_REQUEST, NEW_LEADER_ELECTED. Kafka retries the rest (STALE_BROKER_EPOCH, NOT_CONTROLLER),
-# which this model's single controller only sends to a process that has since restarted, whose
-# connection is gone (see `handle`); so every other error also waits for metadata here.
+# Errors Kafka retries with the same proposal (`handleAlterPartitionError`'s default case,
+# `AlterPartitionManager` for STALE_BROKER_EPOCH, Kafka 4.1.0). A current controller sends them
+# only to a process that has since restarted, whose connection is gone (see `handle`); a lagging
+# one (failover.py) answers NOT_CONTROLLER to a leader ahead of it (KAFKA-14154).
+RETRY = frozenset({Error.NOT_CONTROLLER, Error.STALE_BROKER_EPOCH})
+# The other errors the leader cannot fix by itself: it stays pending until newer metadata
+# replaces the proposal ("awaiting the latest metadata"): FENCED_LEADER_EPOCH,
+# INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED.
 
 
 def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
@@ -320,6 +323,11 @@ def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSt
     if answer.error in ROLL_BACK:
         replica = replica._replace(maximal_isr=view.isr, pending=None)
         return state.with_broker(action.actor, broker._replace(replica=replica))
+    if answer.error in RETRY:
+        # Every proposal is RECOVERED: a joining follower needs a RECOVERED leader, a
+        # recovering leader is alone in its ISR, and recovery ends in RECOVERED.
+        state = state.with_broker(action.actor, broker)
+        return _send(state, action.actor, answer.request.isr, LeaderRecoveryState.RECOVERED)
     if answer.error != Error.NONE:
         return state.with_broker(action.actor, broker)
     if answer.leader_epoch != view.leader_epoch or answer.partition_epoch < view.partition_epoch:

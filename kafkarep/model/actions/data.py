@@ -17,10 +17,12 @@ from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.logs import answer, truncate_to
+from kafkarep.model.metadata_cache import alive_epoch
 from kafkarep.model.state import (
     RUNNING,
     Broker,
     ClusterState,
+    DelayedFetch,
     FetchResponse,
     FollowerView,
     Replica,
@@ -110,38 +112,171 @@ def _converged(leader: Replica, follower: Replica, broker: Broker, broker_id: in
 
 def fetch(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     """The follower asks from its LEO; the leader answers with what follows, or where the logs
-    diverge, and records the follower's position (seed 004 §2.2.2)."""
+    diverge, and records the follower's position (seed 004 §2.2.2). A `fetch_partial` answer
+    carries only the first `action.arg` of the records that follow."""
     follower = state.broker(action.actor)
     replica = follower.replica
     assert replica is not None and replica.view is not None
-    leader_id = replica.view.leader
+    if action.name == "fetch_partial":
+        state = state._replace(budget=state.budget.spend("partial_fetches"))
+    state, response = _serve(
+        cfg,
+        state,
+        replica.view.leader,
+        action.actor,
+        replica.leo,
+        replica.last_epoch,
+        follower.epoch,
+    )
+    if action.name == "fetch_partial":
+        assert isinstance(action.arg, int)
+        response = response._replace(entries=response.entries[: action.arg])
+    follower = state.broker(action.actor)
+    return state.with_broker(action.actor, follower._replace(fetch_response=response))
+
+
+def _serve(
+    cfg: ModelConfig,
+    state: ClusterState,
+    leader_id: int,
+    follower_id: int,
+    fetch_offset: int,
+    last_epoch: int,
+    broker_epoch: int,
+) -> tuple[ClusterState, FetchResponse]:
+    """The leader handles a fetch (`Partition.fetchRecords`, Kafka 4.1.0): where the logs
+    diverge it answers with the divergence point and records nothing (KAFKA-13141); otherwise it
+    records the follower's fetch state, which may propose it for the ISR, then the HWM, and
+    answers with the records after the fetch offset."""
     leader = state.broker(leader_id).replica
     assert leader is not None and leader.view is not None
     epoch = leader.view.leader_epoch
-    diverging = answer(cfg.truncation, leader.log, epoch, replica.leo, replica.last_epoch)
-    if diverging is None:
-        followers = list(leader.followers)
-        # Caught up now if it asks from the leader's LEO (`Replica.updateFetchStateOrThrow`);
-        # Kafka's second case, caught up as of the previous fetch, is left out (stricter).
-        caught_up = replica.leo >= leader.leo or followers[action.actor - 1].caught_up
-        moved = followers[action.actor - 1].leo != replica.leo
-        followers[action.actor - 1] = FollowerView(replica.leo, follower.epoch, True, caught_up)
-        leader = leader._replace(followers=tuple(followers))
-        state = state.with_broker(leader_id, state.broker(leader_id)._replace(replica=leader))
-        # Kafka's order (`Partition.updateFollowerFetchState`, 4.1.0): the ISR join first, then
-        # the HWM, and that only if the follower's LEO moved.
-        state = maybe_expand(cfg, state, leader_id, action.actor)
-        if moved:
-            state = maybe_advance_hwm(state, cfg, leader_id)
-        leader = state.broker(leader_id).replica
-        assert leader is not None
-        response = FetchResponse(
-            leader_id, epoch, replica.leo, leader.hwm, leader.log[replica.leo :]
-        )
-    else:
-        response = FetchResponse(leader_id, epoch, replica.leo, leader.hwm, (), diverging)
-    follower = state.broker(action.actor)
-    return state.with_broker(action.actor, follower._replace(fetch_response=response))
+    diverging = answer(cfg.truncation, leader.log, epoch, fetch_offset, last_epoch)
+    if diverging is not None:
+        return state, FetchResponse(leader_id, epoch, fetch_offset, leader.hwm, (), diverging)
+    followers = list(leader.followers)
+    # Caught up now if it asks from the leader's LEO (`Replica.updateFetchStateOrThrow`);
+    # Kafka's second case, caught up as of the previous fetch, is left out (stricter).
+    caught_up = fetch_offset >= leader.leo or followers[follower_id - 1].caught_up
+    moved = followers[follower_id - 1].leo != fetch_offset
+    followers[follower_id - 1] = FollowerView(fetch_offset, broker_epoch, True, caught_up)
+    leader = leader._replace(followers=tuple(followers))
+    state = state.with_broker(leader_id, state.broker(leader_id)._replace(replica=leader))
+    # Kafka's order (`Partition.updateFollowerFetchState`, 4.1.0): the ISR join first, then
+    # the HWM, and that only if the follower's LEO moved.
+    state = maybe_expand(cfg, state, leader_id, follower_id)
+    if moved:
+        state = maybe_advance_hwm(state, cfg, leader_id)
+    leader = state.broker(leader_id).replica
+    assert leader is not None
+    return state, FetchResponse(
+        leader_id, epoch, fetch_offset, leader.hwm, leader.log[fetch_offset:]
+    )
+
+
+def partial_fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    """A fetch whose answer stops early: the response's size limit (`replica.fetch.max.bytes`,
+    `replica.fetch.response.max.bytes`) is shared by the partitions of one fetch, and only the
+    first partition is sure of one batch (`ReplicaManager.readFromLog`, `minOneMessage`, Kafka
+    4.1.0; KIP-74). So a partition's answer may carry any prefix of what follows, none included."""
+    if state.budget.partial_fetches == 0:
+        return
+    for action in fetch_actions(cfg, state):
+        replica = state.broker(action.actor).replica
+        assert replica is not None and replica.view is not None
+        leader = state.broker(replica.view.leader).replica
+        assert leader is not None and leader.view is not None
+        epoch = leader.view.leader_epoch
+        if answer(cfg.truncation, leader.log, epoch, replica.leo, replica.last_epoch) is not None:
+            continue
+        for count in range(leader.leo - replica.leo):
+            yield Action("fetch_partial", action.actor, count)
+
+
+# --- a fetch the network delays --------------------------------------------------------------
+
+
+def delay_fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    """A follower sends a fetch the network holds. Its fetcher times it out
+    (`request.timeout.ms`) and fetches again; the request may still reach the leader later."""
+    if state.budget.delayed_fetches == 0:
+        return
+    for broker_id, broker in enumerate(state.brokers, 1):
+        replica = broker.replica
+        if (
+            broker.status not in RUNNING
+            or broker.delayed_fetch is not None
+            or replica is None
+            or replica.role != Role.FOLLOWER
+        ):
+            continue
+        assert replica.view is not None
+        if state.running_leader(replica.view.leader) is not None:
+            yield Action("delay_fetch", broker_id)
+
+
+def delay_fetch(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    broker = state.broker(action.actor)
+    replica = broker.replica
+    assert replica is not None and replica.view is not None
+    leader = replica.view.leader
+    request = DelayedFetch(
+        leader,
+        state.broker(leader).incarnation,
+        replica.view.leader_epoch,
+        replica.leo,
+        replica.last_epoch,
+        broker.epoch,
+    )
+    state = state._replace(budget=state.budget.spend("delayed_fetches"))
+    return state.with_broker(action.actor, broker._replace(delayed_fetch=request))
+
+
+@guard("fetch")
+def broker_epoch_not_stale(leader: Replica, follower: int, request: DelayedFetch) -> bool:
+    """The leader refuses a fetch whose broker epoch is older than the alive one its metadata
+    cache holds for the follower (`Replica.updateFetchStateOrThrow`, KAFKA-15221, Kafka 3.7.0;
+    KRaft only): a fetch from a previous incarnation does not update the follower's state."""
+    cached = alive_epoch(leader.eligible[follower - 1])
+    return request.broker_epoch == -1 or cached <= request.broker_epoch
+
+
+def arrive_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id, broker in enumerate(state.brokers, 1):
+        if broker.delayed_fetch is not None:
+            yield Action("delayed_fetch_arrives", broker_id)
+
+
+def arrive(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """The leader handles the delayed fetch if the process it was sent to still leads in the
+    fetch's leader epoch (KIP-320) and the follower is still a replica; the answer is dropped."""
+    broker = state.broker(action.actor)
+    request = broker.delayed_fetch
+    assert request is not None
+    state = state.with_broker(action.actor, broker._replace(delayed_fetch=None))
+    leader = state.running_leader(request.leader)
+    if (
+        leader is None
+        or leader.view is None
+        or state.broker(request.leader).incarnation != request.leader_incarnation
+        or (cfg.current_leader_epoch_in_fetch and leader.view.leader_epoch != request.leader_epoch)
+        or action.actor not in leader.view.replicas
+    ):
+        return state
+    if cfg.options.controller == "kraft" and not broker_epoch_not_stale.passes(
+        cfg.options.disabled_guards, leader, action.actor, request
+    ):
+        return state
+    state, _ = _serve(
+        cfg,
+        state,
+        request.leader,
+        action.actor,
+        request.fetch_offset,
+        request.last_epoch,
+        request.broker_epoch,
+    )
+    return state
 
 
 # --- fetch response --------------------------------------------------------------------------
@@ -221,5 +356,27 @@ FAMILIES = (
         fetch_response,
         None,
         "a follower handles its fetch response",
+    ),
+    Family(
+        "fetch_partial",
+        partial_fetch_actions,
+        fetch,
+        "partial_fetches",
+        "a follower fetches; the answer carries a prefix of the records",
+    ),
+    Family(
+        "delay_fetch",
+        delay_fetch_actions,
+        delay_fetch,
+        "delayed_fetches",
+        "the network holds a follower's fetch",
+    ),
+    Family(
+        "delayed_fetch_arrives",
+        arrive_actions,
+        arrive,
+        None,
+        "a delayed fetch reaches the leader",
+        lambda cfg: cfg.budget.delayed_fetches > 0,
     ),
 )

@@ -182,6 +182,7 @@ def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
         applied_epoch=broker.applied_epoch,
         initialised=False,
         replica=broker.replica,
+        delayed_fetch=broker.delayed_fetch,  # in the network, not in the process
     )
     return state.with_broker(action.actor, broker)
 
