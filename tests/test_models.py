@@ -2,7 +2,7 @@
 the pinned state count, and every counterexample replays through the rules.
 
 Small models run in the default suite; the larger ones under `-m slow`; the shipped-bounds model
-(13.9 M states, about 11 minutes on two cores) only in `kafkarep check` or `benchmarks/explore.py`.
+(19.4 M states) only in `kafkarep check` or `benchmarks/explore.py`.
 """
 
 from __future__ import annotations

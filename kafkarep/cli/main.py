@@ -10,10 +10,20 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from kafkarep.cli import check, conform, differential, graph, plan, prove, replay, suite
+from kafkarep.cli import (
+    check,
+    conform,
+    differential,
+    graph,
+    plan,
+    prove,
+    replay,
+    suite,
+    validate_log,
+)
 from kafkarep.cli.errors import BAD_INPUT, INTERNAL_ERROR, UsageError
 
-COMMANDS = (conform, check, replay, suite, graph, plan, prove, differential)
+COMMANDS = (conform, check, replay, suite, graph, plan, prove, differential, validate_log)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,356 @@
+"""Scripted fault scenarios on a real Kafka KRaft cluster; each leaves a text dump of the
+controller's metadata log (`__cluster_metadata`), for `kafkarep validate-log` to replay.
+
+    python -m tests.kraft.scenarios [--out DIR] [--keep] [NAME ...]
+
+Every scenario runs on a fresh cluster (one controller, brokers 1, 2, 3; see cluster.py), so that
+each dump is self-contained (bootstrap features, the three registrations, one topic) and small,
+and a failed scenario cannot disturb the next. Each creates one topic named after it, with
+replicas [1, 2, 3] (broker 1 preferred), replication factor 3 and min.insync.replicas 2, produces
+1,000 records with acks=all before the fault, keeps a console producer (acks=all, 20 records a
+second) running throughout the fault, and produces 1,000 more after it.
+
+Output, per scenario NAME: DIR/NAME.txt, the raw `DumpLogSegments --cluster-metadata-decoder`
+text with the temporary work directory replaced by `$WORK`; and DIR/scenarios.json, what each
+scenario did (the steps logged), its final partition state, record counts and timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from tests.kraft.cluster import KAFKA_VERSION, Cluster
+
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "metadata-logs"
+ASSIGNMENT = (1, 2, 3)
+PRELOAD_RECORDS = 1000
+PRODUCE_RATE = 20.0  # records a second from the background producer
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    body: Callable[[Cluster, str], None]
+
+
+def kill9_follower(c: Cluster, topic: str) -> None:
+    """kill -9 follower 3, wait until fenced and out of the ISR, restart it, wait for the ISR."""
+    c.kill_broker(3)
+    c.wait_broker(3, lambda r: r.fenced, "fenced")
+    c.wait_isr(topic, [1, 2])
+    c.start_broker(3)
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def kill9_leader(c: Cluster, topic: str) -> None:
+    """kill -9 leader 1; a new leader is elected when 1 is fenced; restart 1 (no election)."""
+    c.kill_broker(1)
+    c.wait_broker(1, lambda r: r.fenced, "fenced")
+    c.wait_partition(topic, lambda s: s.leader in (2, 3) and 1 not in s.isr, "led by 2 or 3")
+    c.start_broker(1)
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def sigterm_leader(c: Cluster, topic: str) -> None:
+    """SIGTERM leader 1 (controlled shutdown moves leadership), restart it."""
+    c.terminate_broker(1)
+    c.wait_partition(topic, lambda s: s.leader in (2, 3) and 1 not in s.isr, "led by 2 or 3")
+    c.start_broker(1)
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def sigstop_leader(c: Cluster, topic: str) -> None:
+    """SIGSTOP leader 1 until the controller fences it (session timeout), SIGCONT; 1 comes back
+    as a follower."""
+    c.pause_until_fenced(1)
+    c.wait_partition(topic, lambda s: s.leader in (2, 3), "led by 2 or 3")
+    c.wait_broker(1, lambda r: not r.fenced, "unfenced")
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def sigstop_follower(c: Cluster, topic: str) -> None:
+    """SIGSTOP follower 3 until fenced (or shrunk out of the ISR by the leader, whichever comes
+    first: broker.session.timeout.ms < replica.lag.time.max.ms), SIGCONT, wait for the ISR."""
+    c.pause_until_fenced(3)
+    c.wait_broker(3, lambda r: not r.fenced, "unfenced")
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def reassign(c: Cluster, topic: str) -> None:
+    """kafka-reassign-partitions: [1,2,3] -> [2,3] (drops the leader), then -> [2,3,1]."""
+    c.reassign(topic, [2, 3])
+    c.wait_partition(
+        topic,
+        lambda s: s.replicas == (2, 3) and not s.adding and not s.removing and s.leader in (2, 3),
+        "reassigned to [2, 3]",
+    )
+    c.verify_reassignment(topic, [2, 3])
+    c.reassign(topic, [2, 3, 1])
+    c.wait_partition(
+        topic,
+        lambda s: s.replicas == (2, 3, 1) and not s.adding and set(s.isr) == {1, 2, 3},
+        "reassigned to [2, 3, 1]",
+    )
+    c.verify_reassignment(topic, [2, 3, 1])
+
+
+def reassign_cancel(c: Cluster, topic: str) -> None:
+    """[1,2,3] -> [1,2]; ~5 MB more; -> [1,2,3] throttled to 1 byte/s so broker 3 cannot catch
+    up; cancel while 3 is still an adding replica; the partition returns to [1,2]."""
+    c.reassign(topic, [1, 2])
+    c.wait_partition(
+        topic,
+        lambda s: s.replicas == (1, 2) and not s.adding and not s.removing,
+        "reassigned to [1, 2]",
+    )
+    c.verify_reassignment(topic, [1, 2])
+    c.produce(topic, 5000, record_size=1000)
+    c.reassign(topic, [1, 2, 3], throttle_bytes_per_second=1)
+    c.wait_partition(topic, lambda s: s.adding == (3,), "adding 3")
+    time.sleep(2.0)
+    state = c.partition(topic)
+    if 3 in state.isr or not state.adding:
+        raise RuntimeError(f"the throttled reassignment finished before the cancel: {state}")
+    c.cancel_reassignment(topic, [1, 2, 3])
+    c.wait_partition(
+        topic,
+        lambda s: s.replicas == (1, 2) and not s.adding and not s.removing,
+        "back to [1, 2]",
+    )
+
+
+def preferred_election(c: Cluster, topic: str) -> None:
+    """kill -9 leader 1 (leadership moves), restart it, wait for the ISR, then
+    kafka-leader-election --election-type PREFERRED puts 1 back."""
+    c.kill_broker(1)
+    c.wait_broker(1, lambda r: r.fenced, "fenced")
+    c.wait_partition(topic, lambda s: s.leader in (2, 3), "led by 2 or 3")
+    c.start_broker(1)
+    c.wait_isr(topic, [1, 2, 3])
+    if c.partition(topic).leader == 1:
+        raise RuntimeError("leader already back on 1 (auto.leader.rebalance.enable is off)")
+    c.elect_preferred(topic)
+    c.wait_partition(topic, lambda s: s.leader == 1, "led by preferred 1")
+
+
+def elr_controlled_shutdowns(c: Cluster, topic: str) -> None:
+    """SIGTERM 3, 2, then leader 1: the ISR falls below min.insync.replicas, so 2 and then 1
+    move to the ELR (KIP-966) and the partition is left leaderless; restart 2 first, which the
+    controller elects from the ELR; then 1 and 3 rejoin."""
+    c.terminate_broker(3)
+    c.wait_isr(topic, [1, 2])
+    c.terminate_broker(2)
+    c.wait_partition(topic, lambda s: s.isr == (1,), "isr=[1]")
+    c.terminate_broker(1)
+    c.wait_broker(1, lambda r: r.fenced, "fenced")
+    c.start_broker(2)
+    c.wait_partition(topic, lambda s: s.leader == 2, "led by 2 (from the ELR)")
+    c.start_broker(1)
+    c.start_broker(3)
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def _kill_both_followers(c: Cluster, topic: str) -> None:
+    """kill -9 followers 3 then 2, each until fenced: the ISR shrinks to [1], below
+    min.insync.replicas, so 2 goes to the ELR."""
+    for broker, isr in ((3, [1, 2]), (2, [1])):
+        c.kill_broker(broker)
+        c.wait_broker(broker, lambda r: r.fenced, "fenced")
+        c.wait_isr(topic, isr)
+
+
+def kill9_both_followers(c: Cluster, topic: str) -> None:
+    """kill -9 followers 3 then 2 (2 goes to the ELR); restart both (unclean restarts) and wait
+    for the ISR."""
+    _kill_both_followers(c, topic)
+    c.start_broker(2)
+    c.start_broker(3)
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def elr_kill9_all(c: Cluster, topic: str) -> None:
+    """kill -9 followers 3 and 2 (2 goes to the ELR), then leader 1: the partition is left
+    leaderless with an empty ISR. Restart 2 and 3 (unclean: a killed broker has no clean-shutdown
+    marker), then 1, and wait for a leader and the full ISR: which broker the controller elects,
+    and when, is what the dump records (KIP-966 ELR / last-known-ELR rules of Kafka 4.1)."""
+    _kill_both_followers(c, topic)
+    c.kill_broker(1)
+    c.wait_broker(1, lambda r: r.fenced, "fenced")
+    c.start_broker(2)
+    c.start_broker(3)
+    c.log(f"with 2 and 3 back: {c.partition(topic)}")
+    c.start_broker(1)
+    c.wait_partition(topic, lambda s: s.leader is not None, "led again", timeout=120)
+    c.wait_isr(topic, [1, 2, 3], timeout=120)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("kill9_follower", "(a) kill -9 a follower, restart it", kill9_follower),
+        Scenario("sigterm_leader", "(b) SIGTERM the leader, restart it", sigterm_leader),
+        Scenario("sigstop_leader", "(c) SIGSTOP the leader until fenced, SIGCONT", sigstop_leader),
+        Scenario("reassign", "(d) reassignment [1,2,3] -> [2,3] -> [2,3,1]", reassign),
+        Scenario("reassign_cancel", "(e) throttled reassignment, cancelled", reassign_cancel),
+        Scenario("preferred_election", "(f) preferred election after a move", preferred_election),
+        Scenario("kill9_leader", "kill -9 the leader, restart it", kill9_leader),
+        Scenario("sigstop_follower", "SIGSTOP a follower until fenced", sigstop_follower),
+        Scenario("elr_controlled_shutdowns", "all three SIGTERMed", elr_controlled_shutdowns),
+        Scenario("kill9_both_followers", "kill -9 both followers", kill9_both_followers),
+        Scenario("elr_kill9_all", "kill -9 all three, restart", elr_kill9_all),
+    )
+}
+
+
+@dataclass
+class Outcome:
+    name: str
+    ok: bool
+    startup_seconds: float
+    scenario_seconds: float
+    dump_seconds: float
+    dump: Path | None
+    dump_bytes: int
+    steps: list[str]
+    final: str
+    produced: dict[str, object]
+    error: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "kafka_version": KAFKA_VERSION,
+            "startup_seconds": round(self.startup_seconds, 1),
+            "scenario_seconds": round(self.scenario_seconds, 1),
+            "dump_seconds": round(self.dump_seconds, 1),
+            "dump": self.dump.name if self.dump else None,
+            "dump_bytes": self.dump_bytes,
+            "steps": self.steps,
+            "final_partition_state": self.final,
+            "produced": self.produced,
+            "error": self.error,
+        }
+
+
+def run(scenario: Scenario, out_dir: Path, *, keep: bool = False) -> Outcome:
+    steps: list[str] = []
+    began = time.monotonic()
+
+    def log(message: str) -> None:
+        stamp = time.monotonic() - began
+        steps.append(f"{stamp:6.1f}s {message}")
+        print(f"  [{scenario.name} {stamp:6.1f}s] {message}", flush=True)
+
+    topic = scenario.name.replace("_", "-")
+    outcome = Outcome(scenario.name, False, 0.0, 0.0, 0.0, None, 0, steps, "", {})
+    cluster = Cluster(log=log, keep=keep)
+    try:
+        with cluster:
+            outcome.startup_seconds = cluster.startup_seconds or 0.0
+            steps.clear()
+            started = time.monotonic()
+            log(f"scenario {scenario.name}: {scenario.summary}")
+            cluster.create_topic(topic, assignment=ASSIGNMENT)
+            before = cluster.produce(topic, PRELOAD_RECORDS)
+            log(f"produced {before.records} records with acks=all before the fault")
+            producer = cluster.start_producer(topic, PRODUCE_RATE)
+            try:
+                scenario.body(cluster, topic)
+            finally:
+                during = producer.stop()
+                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(during.error_kinds.items()))
+                log(
+                    f"console producer (acks=all) sent {during.records} records during the "
+                    f"fault, {during.errors} send errors" + (f" ({kinds})" if kinds else "")
+                )
+            after = cluster.produce(topic, PRELOAD_RECORDS)
+            log(f"produced {after.records} records with acks=all after the fault")
+            final = cluster.partition(topic)
+            end = cluster.end_offset(topic)
+            log(f"final {final}; high watermark {end}")
+            outcome.scenario_seconds = time.monotonic() - started
+            outcome.final = str(final)
+            outcome.produced = {
+                "before": before.records,
+                "during": during.records,
+                "during_send_errors": during.errors,
+                "during_send_error_kinds": during.error_kinds,
+                "after": after.records,
+                "high_watermark": end,
+            }
+            dump_began = time.monotonic()
+            text = cluster.dump_metadata_log().replace(str(cluster.work_dir), "$WORK")
+            outcome.dump_seconds = time.monotonic() - dump_began
+            out_dir.mkdir(parents=True, exist_ok=True)
+            outcome.dump = out_dir / f"{scenario.name}.txt"
+            outcome.dump.write_text(text)
+            outcome.dump_bytes = len(text.encode())
+            outcome.ok = True
+    except Exception as error:  # report and go on with the next scenario
+        outcome.error = f"{type(error).__name__}: {error}"
+        log(f"FAILED: {outcome.error}")
+    return outcome
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)  # unwinds through Cluster.__exit__, which kills the JVMs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.kraft.scenarios", description=__doc__)
+    parser.add_argument("names", nargs="*", metavar="NAME", help="scenarios to run (all if none)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"default {DEFAULT_OUT}")
+    parser.add_argument("--keep", action="store_true", help="keep the clusters' work dirs")
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for s in SCENARIOS.values():
+            print(f"{s.name:26} {s.summary}")
+        return 0
+    unknown = [n for n in args.names if n not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    chosen = [SCENARIOS[n] for n in args.names] or list(SCENARIOS.values())
+    outcomes = []
+    for scenario in chosen:
+        print(f"== {scenario.name}: {scenario.summary}", flush=True)
+        outcome = run(scenario, args.out, keep=args.keep)
+        outcomes.append(outcome)
+        print(
+            f"== {scenario.name}: {'ok' if outcome.ok else 'FAILED'}; cluster start-up "
+            f"{outcome.startup_seconds:.1f}s, scenario {outcome.scenario_seconds:.1f}s, dump "
+            f"{outcome.dump_seconds:.1f}s, {outcome.dump_bytes} bytes",
+            flush=True,
+        )
+    summary_path = args.out / "scenarios.json"
+    previous: dict[str, object] = {}
+    if summary_path.is_file():
+        previous = {s["name"]: s for s in json.loads(summary_path.read_text())["scenarios"]}
+    for outcome in outcomes:
+        previous[outcome.name] = outcome.as_json()
+    ordered = [previous[n] for n in SCENARIOS if n in previous]
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary = {"kafka_version": KAFKA_VERSION, "scenarios": ordered}
+    summary_path.write_text(json.dumps(summary, indent=1) + "\n")
+    print("\nscenario                   start-up  scenario  dump   bytes  result")
+    for o in outcomes:
+        print(
+            f"{o.name:26} {o.startup_seconds:7.1f}s {o.scenario_seconds:8.1f}s "
+            f"{o.dump_seconds:5.1f}s {o.dump_bytes:7d}  {'ok' if o.ok else o.error}"
+        )
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
