@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from kafkarep.cli.errors import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK
+from kafkarep.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK
 from kafkarep.suite import (
     MET,
     NOT_MET,

@@ -22,10 +22,10 @@ import pytest
 
 from kafkarep.checking import RunOptions
 from kafkarep.checking import explore as explorer_engine
-from kafkarep.cli.errors import UsageError
 from kafkarep.cli.main import main
 from kafkarep.engines import spark, spark_tasks
 from kafkarep.engines.explorer import Exploration, Limits
+from kafkarep.exit_codes import UsageError
 from kafkarep.model.config import ModelConfig, load_model
 from kafkarep.report import problems
 from tests.helpers import ROOT

@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kafkarep import conformance
-from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.conformance import CaseFileError, CaseResult, Mismatch, run_file
+from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.oracle import Oracle, OracleError, answer
 from kafkarep.releases import NEWEST, RELEASES, resolve
 

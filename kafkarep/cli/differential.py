@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kafkarep import differential
-from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.oracle import Oracle, OracleError
 from kafkarep.releases import NEWEST, resolve
 

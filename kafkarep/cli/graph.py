@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
-from kafkarep.cli.errors import OK, UsageError
+from kafkarep.exit_codes import OK, UsageError
 from kafkarep.model.config import ModelError, load_model
 from kafkarep.state_graph import GraphTooLarge, explore_graph, to_dot
 

@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from kafkarep.checking import model_slug
-from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelConfig, ModelError, load_model
 from kafkarep.symbolic.properties import SUPPORTED
 

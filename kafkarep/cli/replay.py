@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 
 import properties as registry
-from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.itf import TraceFileError, read_trace, to_itf
 from kafkarep.model.config import ModelError, load_model
 from kafkarep.model.initial import with_initial

@@ -25,10 +25,10 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from kafkarep.checking import ENGINES, RunOptions, run_model
-from kafkarep.cli.errors import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK, UsageError
 from kafkarep.cli.options import add_search_options
 from kafkarep.engines.explorer import Limits
 from kafkarep.engines.explorer import Progress as Step
+from kafkarep.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK, UsageError
 from kafkarep.html_report import write_html
 from kafkarep.junit import write_junit
 from kafkarep.model.config import ModelConfig, ModelError, load_model

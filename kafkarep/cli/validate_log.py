@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kafkarep.cli.errors import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.metadata_log.dump import LogError, read_dump
 from kafkarep.metadata_log.explain import Verdict, validate
 from kafkarep.releases import resolve

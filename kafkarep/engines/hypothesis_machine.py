@@ -34,10 +34,10 @@ from hypothesis.stateful import (
 
 import properties as registry
 from kafkarep.checking import RunOptions
-from kafkarep.cli.errors import UsageError
 from kafkarep.engines.explorer import Discovery, Exploration, Progress
 from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.shorten import shorten
+from kafkarep.exit_codes import UsageError
 from kafkarep.model.actions import Action, Family, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import fingerprint

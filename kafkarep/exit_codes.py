@@ -1,4 +1,5 @@
-"""Exit codes and the errors that map to them (README "Exit codes")."""
+"""Exit codes and the error that maps to bad input (README "Exit codes"). Below every layer: an
+engine or a report may raise `UsageError`, and the command line turns it into one line."""
 
 from __future__ import annotations
 
