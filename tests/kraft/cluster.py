@@ -5,10 +5,11 @@ own classes from the Maven Central artifacts (nothing of Kafka is vendored here)
 
     with Cluster() as cluster:                    # fetch jars, format, start, wait unfenced
         cluster.create_topic("t", assignment=[1, 2, 3])
-        cluster.produce("t", 1000)                # acks=all
+        cluster.produce("t", 1000)                # acks=all, each ack's offset and value kept
         cluster.kill_broker(3)
         cluster.start_broker(3)
         text = cluster.dump_metadata_log()        # DumpLogSegments --cluster-metadata-decoder
+        logs = cluster.dump_partition_logs("t", [1, 2, 3])  # DumpLogSegments --print-data-log
 
 Every JVM runs in its own session (process group), asks Linux to kill it when this Python process
 dies (PR_SET_PDEATHSIG) and is SIGKILLed by `Cluster.stop` (also run by `__exit__` and at exit).
@@ -30,13 +31,20 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO
+
+from tests.kraft.data_plane import (
+    SegmentDump,
+    parse_dump_log_segments,
+    parse_epoch_checkpoint,
+    parse_offset_checkpoint,
+    parse_verifiable_producer,
+)
 
 # The one Kafka release used here (kafka_2.13 on Maven Central; 4.1.1 is the newest 4.1 patch).
 KAFKA_VERSION = "4.1.1"
@@ -87,7 +95,11 @@ STORAGE_TOOL = "kafka.tools.StorageTool"
 DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
-CONSOLE_PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
+VERIFIABLE_PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
+# The producer running through a fault gives up on a record after 3 retries (the default of the
+# console producer's --message-send-max-retries, which it replaced), so that a fault that lasts
+# (an ISR below min.insync.replicas) fails sends rather than holding them until it ends.
+BACKGROUND_RETRIES = 3
 GET_OFFSET_SHELL = "org.apache.kafka.tools.GetOffsetShell"
 REASSIGN_PARTITIONS = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
@@ -209,15 +221,21 @@ def _spawn(
     output: Path,
     *,
     stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+    stderr_output: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `cmd` in a new session (its own process group) with output appended to `output`."""
+    """Start `cmd` in a new session (its own process group) with output appended to `output`
+    (stderr too, unless `stderr_output` names another file)."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("ab") as out:
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(output.open("ab"))
+        err: int | IO[bytes] = subprocess.STDOUT
+        if stderr_output is not None:
+            err = files.enter_context(stderr_output.open("ab"))
         return subprocess.Popen(
             list(cmd),
             stdin=stdin,
             stdout=out,
-            stderr=subprocess.STDOUT,
+            stderr=err,
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
@@ -380,21 +398,55 @@ def parse_controller_log(text: str) -> dict[int, BrokerRegistration]:
 
 @dataclass(frozen=True)
 class ProduceResult:
-    records: int
+    """What one producer run did. `acked` is exact: VerifiableProducer prints one line per
+    acknowledged record (with its offset and value, kept in `acked_records`); ProducerPerformance
+    counts a record in its final "N records sent" only when its send callback saw no exception,
+    and prints that total after closing its producer (every send answered)."""
+
+    tool: str  # "VerifiableProducer" or "ProducerPerformance"
+    sent: int
+    acked: int
     errors: int
     seconds: float
     output: str
     error_kinds: dict[str, int] = field(default_factory=dict)  # exception class -> count
+    acked_records: tuple[tuple[int, int, str], ...] = ()  # (partition, offset, value)
+    complete: bool = True  # the tool closed its producer: every send it made was answered
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "tool": self.tool,
+            "sent": self.sent,
+            "acked": self.acked,
+            "offsets_known": len(self.acked_records) == self.acked,
+            "errors": self.errors,
+            "error_kinds": self.error_kinds,
+            "complete": self.complete,
+            "seconds": round(self.seconds, 1),
+        }
 
 
-def _error_kinds(output: str, marker: str) -> dict[str, int]:
-    """Count the first exception class named after each `marker` in a tool's output."""
+def _stack_trace_kinds(text: str) -> dict[str, int]:
+    """Count the exception classes heading the stack traces in a tool's stderr."""
     kinds: dict[str, int] = {}
-    for chunk in output.split(marker)[1:]:
-        match = re.search(r"\b([A-Z]\w*(?:Exception|Error))\b", chunk)
-        name = match.group(1) if match else "unknown"
-        kinds[name] = kinds.get(name, 0) + 1
+    for match in re.finditer(r"^(?:[\w$]+\.)*([A-Z][\w$]*(?:Exception|Error))\b", text, re.M):
+        kinds[match.group(1)] = kinds.get(match.group(1), 0) + 1
     return kinds
+
+
+def _verifiable_result(output: str, seconds: float) -> ProduceResult:
+    report = parse_verifiable_producer(output)
+    return ProduceResult(
+        tool="VerifiableProducer",
+        sent=report.sent,
+        acked=len(report.acked),
+        errors=report.errors,
+        seconds=seconds,
+        output=output,
+        error_kinds=report.error_kinds,
+        acked_records=report.acked,
+        complete=report.complete,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,58 +483,41 @@ class _Node:
 
 
 class BackgroundProducer:
-    """Kafka's console producer (acks=all) fed `rate` records a second from a thread until
-    `stop()`, so that records are produced throughout a fault."""
+    """Kafka's VerifiableProducer (acks=all, idempotent, retrying) sending about `rate` records
+    a second until `stop()`, so that records are produced throughout a fault. It prints every
+    acknowledgement (partition, offset, value) and, on SIGTERM, closes its producer (which waits
+    for every send to be answered) before it exits."""
 
-    def __init__(self, cluster: Cluster, topic: str, rate: float) -> None:
+    def __init__(self, cluster: Cluster, topic: str, rate: float, value_prefix: int) -> None:
         self.topic = topic
         self.rate = rate
-        self.sent = 0
         self._cluster = cluster
-        self._output = cluster.work_dir / "tools" / f"console-producer-{topic}.log"
-        props = {**cluster.producer_props(), "linger.ms": "5"}
-        args = ["--bootstrap-server", cluster.bootstrap_servers(), "--topic", topic]
-        args += ["--request-required-acks", "all"]
-        for key, value in props.items():
-            if key != "bootstrap.servers":
-                args += ["--producer-property", f"{key}={value}"]
-        self._proc = cluster._spawn_tool(CONSOLE_PRODUCER, args, self._output, stdin=True)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._feed, name=f"producer-{topic}", daemon=True)
+        tools = cluster.work_dir / "tools"
+        self._output = tools / f"verifiable-producer-{topic}-{value_prefix}.json"
+        self._errors = tools / f"verifiable-producer-{topic}-{value_prefix}.log"
+        args = cluster._verifiable_args(
+            topic, value_prefix, throughput=max(1, round(rate)), retries=BACKGROUND_RETRIES
+        )
+        self._proc = cluster._spawn_tool(
+            VERIFIABLE_PRODUCER, args, self._output, stderr_output=self._errors
+        )
         self._started = time.monotonic()
-        self._thread.start()
-
-    def _feed(self) -> None:
-        stdin = self._proc.stdin
-        assert stdin is not None
-        period = 1.0 / self.rate
-        next_at = time.monotonic()
-        try:
-            while not self._stop.is_set():
-                stdin.write(f"{self.topic}-{self.sent}\n".encode())
-                stdin.flush()
-                self.sent += 1
-                next_at += period
-                self._stop.wait(max(0.0, next_at - time.monotonic()))
-        except (BrokenPipeError, ValueError):
-            pass
 
     def stop(self, timeout: float = 90.0) -> ProduceResult:
-        """Stop feeding, let the producer deliver what it holds (EOF) and report."""
-        self._stop.set()
-        self._thread.join()
-        if self._proc.stdin is not None:
-            with contextlib.suppress(BrokenPipeError):
-                self._proc.stdin.close()
+        """SIGTERM the tool: it stops sending, closes its producer (delivery.timeout.ms bounds
+        the wait for the sends in flight) and prints its summary; then report."""
+        self._proc.send_signal(signal.SIGTERM)
         try:
             self._proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(self._proc)
-        output = self._output.read_text(errors="replace")
-        marker = "Error when sending message"
-        kinds = _error_kinds(output, marker)
-        seconds = time.monotonic() - self._started
-        return ProduceResult(self.sent, output.count(marker), seconds, output, kinds)
+        with contextlib.suppress(ValueError):
+            self._cluster._tools.remove(self._proc)
+        result = _verifiable_result(
+            self._output.read_text(errors="replace"), time.monotonic() - self._started
+        )
+        self._cluster._record(self.topic, result)
+        return result
 
 
 class Cluster:
@@ -521,6 +556,9 @@ class Cluster:
         }
         self._tools: list[subprocess.Popen[bytes]] = []
         self._stopped = False
+        # Every producer run per topic, in order: what the data-plane checks hold the log to.
+        self.produced: dict[str, list[ProduceResult]] = {}
+        self._value_prefixes: dict[str, int] = {}
 
     # -- context manager --------------------------------------------------------------------
 
@@ -741,12 +779,19 @@ class Cluster:
         )
 
     def _spawn_tool(
-        self, main: str, args: Sequence[str], output: Path, *, stdin: bool = False
+        self,
+        main: str,
+        args: Sequence[str],
+        output: Path,
+        *,
+        stdin: bool = False,
+        stderr_output: Path | None = None,
     ) -> subprocess.Popen[bytes]:
         proc = _spawn(
             [*self._tool_cmd(main), *args],
             output,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stderr_output=stderr_output,
         )
         self._tools.append(proc)
         return proc
@@ -755,6 +800,12 @@ class Cluster:
         self, main: str, args: Sequence[str], *, timeout: float = 120.0, check: bool = True
     ) -> str:
         """Run one of Kafka's command-line classes; return its stdout (stderr on failure)."""
+        return self.run_tool_streams(main, args, timeout=timeout, check=check)[0]
+
+    def run_tool_streams(
+        self, main: str, args: Sequence[str], *, timeout: float = 120.0, check: bool = True
+    ) -> tuple[str, str]:
+        """Run one of Kafka's command-line classes; return its stdout and stderr."""
         proc = subprocess.Popen(
             [*self._tool_cmd(main), *args],
             stdin=subprocess.DEVNULL,
@@ -777,7 +828,7 @@ class Cluster:
                 f"{main} {' '.join(args)} exited {proc.returncode}:\n{stdout[-3000:]}"
                 f"\n{stderr[-3000:]}"
             )
-        return stdout
+        return stdout, stderr
 
     def _admin_config(self) -> str:
         return str(self.work_dir / "tools" / "admin.properties")
@@ -857,23 +908,70 @@ class Cluster:
             timeout=timeout,
         )
 
-    def produce(
+    def _record(self, topic: str, result: ProduceResult) -> None:
+        self.produced.setdefault(topic, []).append(result)
+
+    def _next_value_prefix(self, topic: str) -> int:
+        """VerifiableProducer values are `<prefix>.<n>`; a prefix per run keeps them unique."""
+        prefix = self._value_prefixes.get(topic, 0) + 1
+        self._value_prefixes[topic] = prefix
+        return prefix
+
+    def _verifiable_args(
+        self, topic: str, value_prefix: int, *, throughput: int, retries: int = 2147483647
+    ) -> list[str]:
+        props = {k: v for k, v in self.producer_props().items() if k != "bootstrap.servers"}
+        # VerifiableProducer sets retries=0 unless its config file says otherwise (which would
+        # also switch idempotence off): say how often to retry, and stay idempotent.
+        props |= {"retries": str(retries), "enable.idempotence": "true"}
+        config = self.work_dir / "tools" / f"verifiable-producer-{topic}-{value_prefix}.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        args = ["--bootstrap-server", self.bootstrap_servers(), "--topic", topic]
+        args += ["--acks", "-1", "--value-prefix", str(value_prefix)]
+        args += ["--throughput", str(throughput), "--producer.config", str(config)]
+        return args
+
+    def produce(self, topic: str, records: int) -> ProduceResult:
+        """Send `records` records with acks=all through Kafka's VerifiableProducer, which reports
+        the offset and value of every acknowledged record."""
+        began = time.monotonic()
+        args = self._verifiable_args(topic, self._next_value_prefix(topic), throughput=-1)
+        args += ["--max-messages", str(records)]
+        out = self.run_tool(VERIFIABLE_PRODUCER, args, timeout=300)
+        result = _verifiable_result(out, time.monotonic() - began)
+        self._record(topic, result)
+        return result
+
+    def produce_perf(
         self, topic: str, records: int, *, record_size: int = 100, throughput: int = -1
     ) -> ProduceResult:
-        """Send `records` records with acks=all through Kafka's ProducerPerformance."""
+        """Send `records` records of `record_size` bytes with acks=all through Kafka's
+        ProducerPerformance (bulk data; it reports how many were acknowledged, not which)."""
         began = time.monotonic()
         args = ["--topic", topic, "--num-records", str(records)]
         args += ["--record-size", str(record_size), "--throughput", str(throughput)]
         args += ["--producer-props", *(f"{k}={v}" for k, v in self.producer_props().items())]
-        out = self.run_tool(PRODUCER_PERFORMANCE, args, timeout=300)
+        out, err = self.run_tool_streams(PRODUCER_PERFORMANCE, args, timeout=300)
         summary = [line for line in out.splitlines() if "records sent" in line]
-        sent = int(summary[-1].split()[0]) if summary else 0
-        errors = out.count("Exception")
-        return ProduceResult(sent, errors, time.monotonic() - began, out)
+        if not summary:
+            raise RuntimeError(f"ProducerPerformance printed no total:\n{out[-2000:]}")
+        acked = int(summary[-1].split()[0])  # the total, printed after close()
+        kinds = _stack_trace_kinds(err)
+        result = ProduceResult(
+            tool="ProducerPerformance",
+            sent=records,
+            acked=acked,
+            errors=sum(kinds.values()),
+            seconds=time.monotonic() - began,
+            output=out,
+            error_kinds=kinds,
+        )
+        self._record(topic, result)
+        return result
 
     def start_producer(self, topic: str, rate: float = 50.0) -> BackgroundProducer:
-        """Produce `rate` records a second with acks=all until the handle's `stop()`."""
-        return BackgroundProducer(self, topic, rate)
+        """Produce about `rate` records a second with acks=all until the handle's `stop()`."""
+        return BackgroundProducer(self, topic, rate, self._next_value_prefix(topic))
 
     def end_offset(self, topic: str, partition: int = 0) -> int:
         """The partition's high watermark (GetOffsetShell, latest offset)."""
@@ -1076,6 +1174,58 @@ class Cluster:
         files = ",".join(str(s) for s in segments)
         args = ["--cluster-metadata-decoder", "--files", files]
         return self.run_tool(DUMP_LOG_SEGMENTS, args, timeout=120)
+
+    # -- a partition's replicas on disk (the data plane) ------------------------------------
+
+    def partition_dir(self, broker_id: int, topic: str, partition: int = 0) -> Path:
+        return self.brokers[broker_id].data / f"{topic}-{partition}"
+
+    def hwm_checkpoint(self, broker_id: int, topic: str, partition: int = 0) -> int | None:
+        """The HWM in the broker's `replication-offset-checkpoint` (written every
+        replica.high.watermark.checkpoint.interval.ms, 5 s, and at a clean shutdown)."""
+        path = self.brokers[broker_id].data / "replication-offset-checkpoint"
+        try:
+            text = path.read_text()
+        except OSError:
+            return None
+        return parse_offset_checkpoint(text).get((topic, partition))
+
+    def epoch_checkpoint(
+        self, broker_id: int, topic: str, partition: int = 0
+    ) -> tuple[tuple[int, int], ...] | None:
+        """The partition's `leader-epoch-checkpoint` on the broker: (epoch, start offset)."""
+        path = self.partition_dir(broker_id, topic, partition) / "leader-epoch-checkpoint"
+        try:
+            text = path.read_text()
+        except OSError:
+            return None
+        return parse_epoch_checkpoint(text)
+
+    def dump_partition_logs(
+        self, topic: str, brokers: Iterable[int], partition: int = 0, *, print_data: bool = True
+    ) -> dict[int, list[SegmentDump]]:
+        """`DumpLogSegments [--print-data-log] --files` over the partition's segments on each of
+        `brokers` (one JVM for all), split by broker; a broker without the partition's
+        directory is left out. Reads the files of running brokers (the OS serves what they
+        wrote; no lock is taken)."""
+        owner: dict[str, int] = {}
+        for broker in brokers:
+            for segment in sorted(self.partition_dir(broker, topic, partition).glob("*.log")):
+                owner[str(segment)] = broker
+        if not owner:
+            return {}
+        args = ["--print-data-log"] if print_data else []
+        args += ["--files", ",".join(owner)]
+        out = self.run_tool(DUMP_LOG_SEGMENTS, args, timeout=300)
+        dumps: dict[int, list[SegmentDump]] = {}
+        for dump in parse_dump_log_segments(out):
+            if dump.path not in owner:
+                raise RuntimeError(f"DumpLogSegments dumped {dump.path}, not asked for")
+            dumps.setdefault(owner[dump.path], []).append(dump)
+        missing = set(owner) - {d.path for ds in dumps.values() for d in ds}
+        if missing:
+            raise RuntimeError(f"DumpLogSegments did not dump {sorted(missing)}")
+        return dumps
 
 
 def _server_log4j(path: Path) -> str:

@@ -1,5 +1,6 @@
 """Scripted fault scenarios on a real Kafka KRaft cluster; each leaves a text dump of the
-controller's metadata log (`__cluster_metadata`), for `kafkarep validate-log` to replay.
+controller's metadata log (`__cluster_metadata`), for `kafkarep validate-log` to replay, and has
+its partition's replicas checked against the model's safety properties (data_plane.py).
 
     python -m tests.kraft.scenarios [--out DIR] [--keep] [NAME ...]
 
@@ -7,12 +8,20 @@ Every scenario runs on a fresh cluster (one controller, brokers 1, 2, 3; see clu
 each dump is self-contained (bootstrap features, the three registrations, one topic) and small,
 and a failed scenario cannot disturb the next. Each creates one topic named after it, with
 replicas [1, 2, 3] (broker 1 preferred), replication factor 3 and min.insync.replicas 2, produces
-1,000 records with acks=all before the fault, keeps a console producer (acks=all, 20 records a
-second) running throughout the fault, and produces 1,000 more after it.
+1,000 records with acks=all before the fault, keeps a producer (acks=all, 20 records a second)
+running throughout the fault, and produces 1,000 more after it; all three are Kafka's
+VerifiableProducer, which reports the offset and value of every acknowledged record.
+
+After the metadata log is dumped, the data plane: with no producer left, once the partition has
+a leader and its full ISR and every ISR member's HWM checkpoint has caught up with the leader's
+HWM (ListOffsets), each replica's log (DumpLogSegments --print-data-log), leader epoch cache and
+HWM are read from the running brokers, read again to make sure nothing moved, and checked
+(`data_plane.check`): a violated clause fails the scenario.
 
 Output, per scenario NAME: DIR/NAME.txt, the raw `DumpLogSegments --cluster-metadata-decoder`
 text with the temporary work directory replaced by `$WORK`; and DIR/scenarios.json, what each
-scenario did (the steps logged), its final partition state, record counts and timings.
+scenario did (the steps logged), its final partition state, what the producers sent and had
+acknowledged, each replica's final state in brief, the data-plane verdict, and timings.
 """
 
 from __future__ import annotations
@@ -27,12 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from tests.kraft.cluster import KAFKA_VERSION, Cluster
+from tests.kraft import data_plane
+from tests.kraft.cluster import KAFKA_VERSION, Cluster, PartitionState, ProduceResult
+from tests.kraft.data_plane import AckedWrites, Partition, ReplicaState, Verdict
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "metadata-logs"
 ASSIGNMENT = (1, 2, 3)
 PRELOAD_RECORDS = 1000
 PRODUCE_RATE = 20.0  # records a second from the background producer
+HWM_CHECKPOINT_WAIT = 30.0  # seconds for the ISR's HWM checkpoints to reach the leader's HWM
+READ_ATTEMPTS = 3  # reads of the data plane until two agree
 
 
 @dataclass(frozen=True)
@@ -40,6 +53,7 @@ class Scenario:
     name: str
     summary: str
     body: Callable[[Cluster, str], None]
+    ends_with_full_isr: bool = True  # the data plane is read once the ISR is full again
 
 
 def kill9_follower(c: Cluster, topic: str) -> None:
@@ -113,7 +127,7 @@ def reassign_cancel(c: Cluster, topic: str) -> None:
         "reassigned to [1, 2]",
     )
     c.verify_reassignment(topic, [1, 2])
-    c.produce(topic, 5000, record_size=1000)
+    c.produce_perf(topic, 5000, record_size=1000)
     c.reassign(topic, [1, 2, 3], throttle_bytes_per_second=1)
     c.wait_partition(topic, lambda s: s.adding == (3,), "adding 3")
     time.sleep(2.0)
@@ -211,6 +225,100 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+def _partition(state: PartitionState) -> Partition:
+    return Partition(state.leader, state.replicas, state.isr, state.elr)
+
+
+@dataclass
+class DataPlaneRead:
+    """What `read_data_plane` read, and how."""
+
+    partition: Partition
+    replicas: dict[int, ReplicaState]
+    leader_hwm: int  # ListOffsets (latest, read_uncommitted) answered by the leader
+    hwm_checkpoints: dict[int, int | None]
+    attempts: int
+    missing: list[int]  # replicas whose partition directory or epoch cache was not there
+    elsewhere: dict[int, list[str]]  # other brokers: their directories of the partition, if any
+
+    def as_json(self) -> dict[str, object]:
+        current = all(self.hwm_checkpoints.get(b) == self.leader_hwm for b in self.partition.isr)
+        return {
+            "read_from": "running brokers, quiet (no producer, leader and ISR stable), read twice",
+            "attempts": self.attempts,
+            "leader_hwm_list_offsets": self.leader_hwm,
+            "hwm_checkpoints": {str(b): v for b, v in sorted(self.hwm_checkpoints.items())},
+            "isr_hwm_checkpoints_current": current,
+            "missing": self.missing,
+            "not_replicas": {str(b): dirs for b, dirs in sorted(self.elsewhere.items())},
+        }
+
+
+def read_data_plane(c: Cluster, topic: str, *, full_isr: bool) -> DataPlaneRead:
+    """Read the partition's replicas from the running brokers once they keep still: a leader
+    (and the full ISR when `full_isr`), every ISR member's HWM checkpoint equal to the leader's
+    HWM from ListOffsets (or 30 s passed), then each replica's epoch cache and log; then the
+    partition state, the leader's HWM, the checkpoints and the epoch caches once more, and read
+    it all again if any of them moved."""
+
+    def quiet(s: PartitionState) -> bool:
+        return s.leader is not None and (not full_isr or set(s.isr) == set(s.replicas))
+
+    what = "quiet: a leader" + (" and the full ISR" if full_isr else "")
+    for attempt in range(1, READ_ATTEMPTS + 1):
+        state = c.wait_partition(topic, quiet, what)
+        hwm = c.end_offset(topic)
+        deadline = time.monotonic() + HWM_CHECKPOINT_WAIT
+        while True:
+            checkpoints = {b: c.hwm_checkpoint(b, topic) for b in state.replicas}
+            if all(checkpoints[b] == hwm for b in state.isr) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        caches = {b: c.epoch_checkpoint(b, topic) for b in state.replicas}
+        dumps = c.dump_partition_logs(topic, state.replicas)
+        again = (
+            c.partition(topic),
+            c.end_offset(topic),
+            {b: c.hwm_checkpoint(b, topic) for b in state.replicas},
+            {b: c.epoch_checkpoint(b, topic) for b in state.replicas},
+        )
+        if again == (state, hwm, checkpoints, caches):
+            break
+        c.log(f"the partition moved while its replicas were read (read {attempt}); again")
+    else:
+        raise RuntimeError(f"{topic}-0 did not keep still over {READ_ATTEMPTS} reads")
+    c.log(f"data plane read: HWM {hwm} (ListOffsets), HWM checkpoints {checkpoints}")
+    replicas: dict[int, ReplicaState] = {}
+    missing = []
+    for b in state.replicas:
+        cache = caches[b]
+        if b not in dumps or cache is None:
+            missing.append(b)
+            continue
+        if b == state.leader:
+            replica_hwm, source = hwm, "ListOffsets (leader)"
+        elif checkpoints[b] is not None:
+            replica_hwm, source = checkpoints[b] or 0, "replication-offset-checkpoint"
+        else:
+            replica_hwm, source = 0, "none (no checkpoint entry)"
+        replicas[b] = data_plane.replica_from_segments(
+            b, dumps[b], high_watermark=replica_hwm, epoch_cache=cache, hwm_source=source
+        )
+    elsewhere = {
+        b: sorted(p.name for p in node.data.glob(f"{topic}-0*"))
+        for b, node in c.brokers.items()
+        if b not in state.replicas
+    }
+    return DataPlaneRead(_partition(state), replicas, hwm, checkpoints, attempt, missing, elsewhere)
+
+
+def acked_writes(results: list[ProduceResult]) -> AckedWrites:
+    """Every write the producers had acknowledged (one partition: all of them go to 0)."""
+    identified = tuple((o, v) for r in results for p, o, v in r.acked_records if p == 0)
+    anonymous = sum(r.acked - len(r.acked_records) for r in results)
+    return AckedWrites(identified, anonymous)
+
+
 @dataclass
 class Outcome:
     name: str
@@ -224,6 +332,9 @@ class Outcome:
     final: str
     produced: dict[str, object]
     error: str | None = None
+    data_plane_seconds: float = 0.0
+    data_plane: dict[str, object] | None = None
+    verdict: Verdict | None = None
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -233,13 +344,33 @@ class Outcome:
             "startup_seconds": round(self.startup_seconds, 1),
             "scenario_seconds": round(self.scenario_seconds, 1),
             "dump_seconds": round(self.dump_seconds, 1),
+            "data_plane_seconds": round(self.data_plane_seconds, 1),
             "dump": self.dump.name if self.dump else None,
             "dump_bytes": self.dump_bytes,
             "steps": self.steps,
             "final_partition_state": self.final,
             "produced": self.produced,
+            "data_plane": self.data_plane,
             "error": self.error,
         }
+
+
+def _counts(result: ProduceResult) -> str:
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(result.error_kinds.items()))
+    text = f"{result.sent} sent, {result.acked} acknowledged, {result.errors} send errors"
+    text += f" ({kinds})" if kinds else ""
+    return text + ("" if result.complete else " (killed before it answered every send)")
+
+
+def _verdict_line(verdict: Verdict) -> str:
+    f = verdict.facts
+    numbers = (
+        f"leader {f.get('leader')} LEO {f.get('leader_leo')} HWM {f.get('leader_hwm')}, "
+        f"ISR {f.get('isr')}, {f.get('acked')} acknowledged writes"
+    )
+    if verdict.ok:
+        return f"data plane ok ({numbers}): all {len(verdict.clauses)} clauses hold"
+    return f"data plane VIOLATED ({numbers}): " + "; ".join(str(v) for v in verdict.violations)
 
 
 def run(scenario: Scenario, out_dir: Path, *, keep: bool = False) -> Outcome:
@@ -262,30 +393,34 @@ def run(scenario: Scenario, out_dir: Path, *, keep: bool = False) -> Outcome:
             log(f"scenario {scenario.name}: {scenario.summary}")
             cluster.create_topic(topic, assignment=ASSIGNMENT)
             before = cluster.produce(topic, PRELOAD_RECORDS)
-            log(f"produced {before.records} records with acks=all before the fault")
+            log(f"VerifiableProducer (acks=all) before the fault: {_counts(before)}")
             producer = cluster.start_producer(topic, PRODUCE_RATE)
             try:
                 scenario.body(cluster, topic)
             finally:
                 during = producer.stop()
-                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(during.error_kinds.items()))
                 log(
-                    f"console producer (acks=all) sent {during.records} records during the "
-                    f"fault, {during.errors} send errors" + (f" ({kinds})" if kinds else "")
+                    f"VerifiableProducer (acks=all, {PRODUCE_RATE:g} records/s) during the "
+                    f"fault: {_counts(during)}"
                 )
             after = cluster.produce(topic, PRELOAD_RECORDS)
-            log(f"produced {after.records} records with acks=all after the fault")
+            log(f"VerifiableProducer (acks=all) after the fault: {_counts(after)}")
             final = cluster.partition(topic)
             end = cluster.end_offset(topic)
             log(f"final {final}; high watermark {end}")
             outcome.scenario_seconds = time.monotonic() - started
             outcome.final = str(final)
+            ledger = cluster.produced.get(topic, [])
+            phases = (before, during, after)
             outcome.produced = {
-                "before": before.records,
-                "during": during.records,
-                "during_send_errors": during.errors,
-                "during_send_error_kinds": during.error_kinds,
-                "after": after.records,
+                "before": before.as_json(),
+                "during": during.as_json(),
+                "after": after.as_json(),
+                "in_scenario": [
+                    r.as_json() for r in ledger if all(r is not phase for phase in phases)
+                ],
+                "acked": sum(r.acked for r in ledger),
+                "acked_exact": all(r.complete for r in ledger),
                 "high_watermark": end,
             }
             dump_began = time.monotonic()
@@ -295,7 +430,21 @@ def run(scenario: Scenario, out_dir: Path, *, keep: bool = False) -> Outcome:
             outcome.dump = out_dir / f"{scenario.name}.txt"
             outcome.dump.write_text(text)
             outcome.dump_bytes = len(text.encode())
-            outcome.ok = True
+            plane_began = time.monotonic()
+            read = read_data_plane(cluster, topic, full_isr=scenario.ends_with_full_isr)
+            acked = acked_writes(ledger)
+            verdict = data_plane.check(read.partition, read.replicas, acked)
+            outcome.data_plane_seconds = time.monotonic() - plane_began
+            outcome.verdict = verdict
+            outcome.data_plane = {
+                **verdict.as_json(),
+                "read": read.as_json(),
+                "replicas": [data_plane.replica_json(r) for _, r in sorted(read.replicas.items())],
+            }
+            log(_verdict_line(verdict))
+            outcome.ok = verdict.ok
+            if not verdict.ok:
+                outcome.error = f"data plane: {len(verdict.violations)} violation(s)"
     except Exception as error:  # report and go on with the next scenario
         outcome.error = f"{type(error).__name__}: {error}"
         log(f"FAILED: {outcome.error}")
@@ -330,7 +479,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"== {scenario.name}: {'ok' if outcome.ok else 'FAILED'}; cluster start-up "
             f"{outcome.startup_seconds:.1f}s, scenario {outcome.scenario_seconds:.1f}s, dump "
-            f"{outcome.dump_seconds:.1f}s, {outcome.dump_bytes} bytes",
+            f"{outcome.dump_seconds:.1f}s, {outcome.dump_bytes} bytes, data plane "
+            f"{outcome.data_plane_seconds:.1f}s",
             flush=True,
         )
     summary_path = args.out / "scenarios.json"
@@ -343,12 +493,15 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     summary = {"kafka_version": KAFKA_VERSION, "scenarios": ordered}
     summary_path.write_text(json.dumps(summary, indent=1) + "\n")
-    print("\nscenario                   start-up  scenario  dump   bytes  result")
+    print("\nscenario                   start-up  scenario  dump   bytes  data plane  result")
     for o in outcomes:
         print(
             f"{o.name:26} {o.startup_seconds:7.1f}s {o.scenario_seconds:8.1f}s "
-            f"{o.dump_seconds:5.1f}s {o.dump_bytes:7d}  {'ok' if o.ok else o.error}"
+            f"{o.dump_seconds:5.1f}s {o.dump_bytes:7d} {o.data_plane_seconds:9.1f}s  "
+            f"{'ok' if o.ok else o.error}"
         )
+        if o.verdict is not None:
+            print(f"    {_verdict_line(o.verdict)}")
     return 0 if all(o.ok for o in outcomes) else 1
 
 
