@@ -91,8 +91,12 @@ def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     assert main(["validate-log", str(empty)]) == 2
+    segment = tmp_path / "00000000000000000000.log"
+    segment.write_bytes(bytes([0, 0, 0, 0, 0, 0, 0, 1, 0xFF, 0xFE, 0x80, 0x81]))
+    assert main(["validate-log", str(segment)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("kafkarep validate-log: error:") for line in err)
+    assert len(err) == 4 and all(line.startswith("kafkarep validate-log: error:") for line in err)
+    assert "dump it first with kafka-dump-log" in err[-1]
 
 
 def test_every_kind_of_event_explains_some_real_record() -> None:

@@ -40,7 +40,12 @@ def read_dump(path: str | Path) -> list[Batch]:
         text = path.read_text()
     except FileNotFoundError:
         raise LogError(f"{path}: no such file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError:
+        raise LogError(
+            f"{path}: a binary file (a log segment?): dump it first with kafka-dump-log "
+            "--cluster-metadata-decoder --files <segments> (docs/validate-log.md)"
+        ) from None
+    except (IsADirectoryError, PermissionError) as error:
         raise LogError(f"{path}: cannot read ({error.__class__.__name__})") from None
     return parse_dump(text, str(path))
 
