@@ -200,6 +200,3 @@ class LogCluster:
 
     def _feature_level_record(self, d: dict[str, Any]) -> None:
         self.features[str(d["name"])] = int(d["featureLevel"])
-
-
-__all__ = ["EMPTY", "LogCluster", "PartitionKey", "change_record", "registration"]

@@ -21,6 +21,7 @@ from kafkarep.metadata import (
     PartitionChangeRecord,
     PartitionRegistration,
     RuleOptions,
+    TopicConfig,
     options_for_version,
 )
 from kafkarep.metadata_log.cluster import LogCluster, PartitionKey, change_record
@@ -151,11 +152,11 @@ def _candidates(
     now: BrokerRegistry,
     start: BrokerRegistry,
     events: list[BrokerEvent],
-    topic: object,
+    topic: TopicConfig,
     opts: RuleOptions,
 ) -> Iterator[tuple[str, Outcome]]:
     def metadata(registry: BrokerRegistry) -> ClusterMetadata:
-        return ClusterMetadata(p, registry, topic, opts)  # type: ignore[arg-type]
+        return ClusterMetadata(p, registry, topic, opts)
 
     # the leader's AlterPartition (ISR change, or the end of a recovery)
     isr = wanted.isr if wanted.isr is not None else p.isr
