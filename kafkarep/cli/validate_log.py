@@ -1,7 +1,10 @@
 """`kafkarep validate-log LOG`: check a real KRaft cluster's metadata log against the rules.
 
 LOG is the output of Kafka's `kafka-dump-log --cluster-metadata-decoder --files <segment>`
-(`kafka.tools.DumpLogSegments`) over the `__cluster_metadata-0` segments in order. The log is
+(`kafka.tools.DumpLogSegments`) over the `__cluster_metadata-0` segments in order, or the files
+themselves: a segment (`*.log`), a snapshot (`*.checkpoint`) or the `__cluster_metadata-0`
+directory, which Kafka's DumpLogSegments decodes first (Java; Kafka's jars from `--kafka-home` or
+Maven Central). The log is
 replayed record by record; each PartitionChangeRecord must be produced exactly by some request or
 event the rules allow from the state before it (docs/validate-log.md). One line per partition;
 for a record not explained, its offset, the record, the state before it and each candidate with
@@ -13,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.metadata_log.dump import LogError, read_dump
+from kafkarep.kafka_jars import KafkaJarsError
+from kafkarep.metadata_log import segments
+from kafkarep.metadata_log.dump import Batch, LogError, parse_dump, read_dump
 from kafkarep.metadata_log.explain import Verdict, validate
 from kafkarep.releases import resolve
 
@@ -28,7 +34,19 @@ def add_parser(commands: Any) -> None:
         help="check a KRaft cluster's dumped metadata log against the rules",
         description=__doc__,
     )
-    parser.add_argument("log", type=Path, metavar="LOG", help="kafka-dump-log output")
+    parser.add_argument(
+        "log",
+        type=Path,
+        metavar="LOG",
+        help="kafka-dump-log output, a segment or snapshot, or the __cluster_metadata-0 directory",
+    )
+    parser.add_argument(
+        "--kafka-home",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="an installed Kafka whose libs/ decode segments (default: Kafka's jars from Maven)",
+    )
     parser.add_argument(
         "--kafka", default=None, metavar="VERSION", help="the cluster's Kafka release"
     )
@@ -45,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(f"--kafka: {error}") from None
     try:
-        batches = read_dump(args.log)
-    except LogError as error:
+        batches = _read(args.log, args.kafka_home)
+    except (LogError, KafkaJarsError) as error:
         raise UsageError(str(error)) from None
     verdicts = validate(batches, args.kafka)
     verdicts = [v for v in verdicts if _selected(v, args.topic, args.partition)]
@@ -68,6 +86,18 @@ def run(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps([_json(v) for v in verdicts], indent=1) + "\n")
     print(f"validate-log: {len(verdicts) - unexplained} records explained, {unexplained} not")
     return EXPECTATION_NOT_MET if unexplained else OK
+
+
+def _read(log: Path, kafka_home: Path | None) -> list[Batch]:
+    if segments.is_text(log):
+        return read_dump(log)
+    files = segments.log_files(log)
+    text = segments.decode(files, kafka_home=kafka_home, log=_progress)
+    return parse_dump(text, str(log))
+
+
+def _progress(message: str) -> None:
+    print(f"validate-log: {message}", file=sys.stderr, flush=True)
 
 
 def _selected(v: Verdict, topic: str | None, partition: int | None) -> bool:

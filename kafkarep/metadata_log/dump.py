@@ -3,6 +3,11 @@
 ...`), then a line per record (`| offset: N ... payload: {"type": ..., "version": ..., "data":
 {...}}`). Control batches (Raft leader changes, snapshot headers) carry no metadata records and are
 skipped; so are NoOpRecords. A problem is a `LogError` naming the file and the line.
+
+A dump may begin with a snapshot (`Snapshot end offset: N`, a `*.checkpoint` file): its records
+hold the state up to offset N, and the segments' records below N that follow it are skipped. A
+dump whose first segment starts after offset 0 without one is refused: the state before it is
+unknown.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ class Batch(NamedTuple):
 
 _BATCH = re.compile(r"^baseOffset: (\d+) lastOffset: (\d+) .*isControl: (true|false)")
 _RECORD = re.compile(r"^\| offset: (\d+) ")
+_FILE = re.compile(r"^Dumping (.*)$")
+_SNAPSHOT = re.compile(r"^Snapshot end offset: (\d+)")
+_SEGMENT_NAME = re.compile(r"(\d+)\.log$")
 
 
 def read_dump(path: str | Path) -> list[Batch]:
@@ -55,17 +63,44 @@ def parse_dump(text: str, name: str = "<log>") -> list[Batch]:
     records: list[LogRecord] = []
     base = -1
     control = False
-    seen_batch = False
+    seen_batch = False  # inside a batch of the current file
+    any_batch = False
+    in_snapshot = False
+    replayed_to = 0  # the end offset of the snapshot replayed, if any
 
     def close() -> None:
         if seen_batch and not control and records:
             batches.append(Batch(base, tuple(records)))
 
     for number, line in enumerate(text.splitlines(), 1):
+        snapshot = _SNAPSHOT.match(line)
+        if snapshot:
+            close()
+            seen_batch, records, in_snapshot = False, [], True
+            replayed_to = int(snapshot.group(1))
+            continue
+        dumping = _FILE.match(line)
+        if dumping:
+            close()
+            seen_batch, records, in_snapshot = False, [], False
+            segment = _SEGMENT_NAME.search(dumping.group(1))
+            if segment and not batches and int(segment.group(1)) > replayed_to:
+                raise LogError(
+                    f"{name}:{number}: the log starts at offset {int(segment.group(1))} and no "
+                    "snapshot precedes it: dump the snapshot (*.checkpoint) that reaches it first"
+                )
+            continue
+        if line.startswith("Found ") and "invalid bytes" in line:
+            raise LogError(f"{name}:{number}: Kafka's decoder: {line.strip()} (a corrupt segment)")
         header = _BATCH.match(line)
         if header:
+            if "isvalid: false" in line:
+                raise LogError(
+                    f"{name}:{number}: the batch at offset {header.group(1)} fails its CRC check "
+                    "(a corrupt segment)"
+                )
             close()
-            seen_batch, records = True, []
+            seen_batch, any_batch, records = True, True, []
             base, control = int(header.group(1)), header.group(3) == "true"
             continue
         found = _RECORD.match(line)
@@ -73,11 +108,14 @@ def parse_dump(text: str, name: str = "<log>") -> list[Batch]:
             continue
         if not seen_batch:
             raise LogError(f"{name}:{number}: a record before any batch header")
-        record = _record(line, int(found.group(1)), f"{name}:{number}")
+        offset = int(found.group(1))
+        if not in_snapshot and offset < replayed_to:
+            continue
+        record = _record(line, offset, f"{name}:{number}")
         if record is not None and record.type != "NO_OP_RECORD":
             records.append(record)
     close()
-    if not seen_batch:
+    if not any_batch:
         raise LogError(
             f"{name}: no batches: not the output of kafka-dump-log --cluster-metadata-decoder"
         )

@@ -373,7 +373,9 @@ def _verdict_line(verdict: Verdict) -> str:
     return f"data plane VIOLATED ({numbers}): " + "; ".join(str(v) for v in verdict.violations)
 
 
-def run(scenario: Scenario, out_dir: Path, *, keep: bool = False) -> Outcome:
+def run(
+    scenario: Scenario, out_dir: Path, *, keep: bool = False, segments: bool = False
+) -> Outcome:
     steps: list[str] = []
     began = time.monotonic()
 
@@ -430,6 +432,8 @@ def run(scenario: Scenario, out_dir: Path, *, keep: bool = False) -> Outcome:
             outcome.dump = out_dir / f"{scenario.name}.txt"
             outcome.dump.write_text(text)
             outcome.dump_bytes = len(text.encode())
+            if segments:
+                cluster.copy_metadata_log(out_dir / f"{scenario.name}.segments")
             plane_began = time.monotonic()
             read = read_data_plane(cluster, topic, full_isr=scenario.ends_with_full_isr)
             acked = acked_writes(ledger)
@@ -461,6 +465,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"default {DEFAULT_OUT}")
     parser.add_argument("--keep", action="store_true", help="keep the clusters' work dirs")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument(
+        "--segments",
+        action="store_true",
+        help="also copy the metadata log files (segments, snapshots) to NAME.segments/",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for s in SCENARIOS.values():
@@ -474,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = []
     for scenario in chosen:
         print(f"== {scenario.name}: {scenario.summary}", flush=True)
-        outcome = run(scenario, args.out, keep=args.keep)
+        outcome = run(scenario, args.out, keep=args.keep, segments=args.segments)
         outcomes.append(outcome)
         print(
             f"== {scenario.name}: {'ok' if outcome.ok else 'FAILED'}; cluster start-up "
