@@ -32,8 +32,9 @@ STANDARD = [
 
 CHILD = r"""
 import json, resource, sys, time
-from kafkarep.model.config import load_model
-from kafkarep.engines.explorer import Explorer, Limits
+from kafkarep.model_files import load_model
+from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.results import Limits
 import properties
 cfg = load_model(sys.argv[1])
 cfg = cfg._replace(check=cfg.check._replace(reduction=sys.argv[5] == "1"))

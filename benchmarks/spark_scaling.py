@@ -49,8 +49,9 @@ def tree_cpu():
     return total
 
 import properties
-from kafkarep.engines.explorer import Explorer, Limits
-from kafkarep.model.config import load_model
+from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.results import Limits
+from kafkarep.model_files import load_model
 cfg = load_model(model)
 chosen = properties.select(cfg.check.properties)
 began = time.monotonic()

@@ -12,14 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 
 import properties as registry
-from kafkarep.engines.explorer import (
-    Discovery,
-    Exploration,
-    Explorer,
-    Limits,
-    Progress,
-    default_workers,
-)
+from kafkarep.engines.explorer import Explorer, default_workers
+from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
 from kafkarep.itf import write_trace
 from kafkarep.model.config import ModelConfig
 from kafkarep.report import ModelReport, clause_results, problems

@@ -1,9 +1,9 @@
 """Named guards: the small predicates that let a rule or an action go ahead.
 
 Every guard has a qualified name (`area.name`) and, for controller rules, the Kafka error it
-answers with. Guards are registered once, here, so a model file can switch one off by name to seed
-a bug (`disable_guards = ["alter_partition.partition_epoch_current"]`), and an unknown name is an
-input error rather than a silent no-op.
+answers with, so a model file can switch one off by name to seed a bug (`disable_guards =
+["alter_partition.partition_epoch_current"]`); `model/guard_catalogue.py` lists them all, so an
+unknown name is an input error rather than a silent no-op.
 """
 
 from __future__ import annotations
@@ -34,28 +34,14 @@ class Guard(NamedTuple):
         return self.check(*args)
 
 
-_REGISTRY: dict[str, Guard] = {}
-
-
 def guard(area: str, error: Error | None = None) -> Callable[[Callable[..., Term]], Guard]:
-    """Register the decorated predicate as the guard `area.<function name>`."""
+    """Make the decorated predicate the guard `area.<function name>`."""
 
-    def register(check: Callable[..., Term]) -> Guard:
+    def make(check: Callable[..., Term]) -> Guard:
         doc = (check.__doc__ or "").strip()
-        entry = Guard(area, check.__name__, error, check, doc, f"{area}.{check.__name__}")
-        _REGISTRY[entry.qualified] = entry
-        return entry
+        return Guard(area, check.__name__, error, check, doc, f"{area}.{check.__name__}")
 
-    return register
-
-
-def all_guards() -> dict[str, Guard]:
-    """Every guard of the rules and of the cluster model, by qualified name."""
-    # Importing the modules registers their guards.
-    import kafkarep.model.actions
-    import kafkarep.rules  # noqa: F401
-
-    return dict(sorted(_REGISTRY.items()))
+    return make
 
 
 def first_failure(guards: tuple[Guard, ...], disabled: frozenset[str], *args: Any) -> Guard | None:

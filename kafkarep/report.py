@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kafkarep.engines.explorer import Exploration
+from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig
 from properties import Property
 

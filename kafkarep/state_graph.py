@@ -1,8 +1,9 @@
 """The explored state graph of a small model, as a networkx graph and as Graphviz DOT.
 
-Breadth-first from the initial state over `successors` (the explorer's order), a state known by
-its stable fingerprint (of its canonical form when symmetry is on, as in the explorer), every
-`always` clause of the model's properties evaluated on every state. Nodes carry their depth, a
+Breadth-first from the initial state with the search kernel (`engines/kernel.py`): the
+explorer's successors in its order, reduced as it stores them, each known by the explorer's
+fingerprint (of its canonical form when symmetry is on), every `always` clause of the model's
+properties judged on every state. Nodes carry their depth, a
 short label and the clauses they violate; edges (a multigraph: two actions may lead to the same
 state) carry the action and its outcome. The search refuses to go past `max_states`: a graph of
 more states than that is not readable anyway.
@@ -15,14 +16,13 @@ from typing import Any
 
 import networkx as nx
 
-import properties as registry
-from kafkarep.model.actions import Action, successors
+from kafkarep.engines.kernel import Expander, Judge, model_clauses
+from kafkarep.model.actions import Action
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.encoding import fingerprint
+from kafkarep.model.encoding import Digests, digests
 from kafkarep.model.initial import initial_state
 from kafkarep.model.reduction import reduce
 from kafkarep.model.state import ClusterState, Role
-from kafkarep.model.symmetry import canonical
 from kafkarep.trace import fields, outcome
 
 ROLE = {Role.LEADER: "L", Role.FOLLOWER: "F", Role.NONE: "-"}
@@ -43,36 +43,19 @@ def explore_graph(
     """The state graph (a networkx MultiDiGraph); GraphTooLarge past `max_states` states.
     With `max_depth`, states at that depth are not expanded (marked `frontier`)."""
     use_symmetry = cfg.check.symmetry if symmetry is None else symmetry
-    clauses = [
-        (p.qualified(c), c.check)
-        for p in registry.select(cfg.check.properties)
-        if p.kind == "always"
-        for c in p.clauses
-    ]
-
-    def key(state: ClusterState) -> str:
-        # Nodes are the explorer's states (reduced, as it stores them); each is shown and
-        # expanded as the first plain state found for it, its bisimilar representative.
-        state = reduce(cfg, state)
-        return node_id(fingerprint(canonical(cfg, state) if use_symmetry else state))
-
+    # The explorer's kernel: the same successors, reduced, and the same fingerprints.
+    expander = Expander(cfg, (), (), use_symmetry)
+    judge = Judge(cfg, model_clauses(cfg).always)
     graph = nx.MultiDiGraph(name=cfg.name, model=cfg.path, symmetry=use_symmetry)
 
-    def add(state: ClusterState, depth: int) -> str:
-        node = key(state)
-        violated = []
-        witnesses = []
-        for name, check in clauses:
-            witness = check(cfg, state)  # type: ignore[call-arg]
-            if witness is not None:
-                violated.append(name)
-                witnesses.append(str(witness))
+    def add(node: str, state: ClusterState, depth: int) -> None:
+        violated = judge.violated(state)
         graph.add_node(
             node,
             depth=depth,
             label=state_label(cfg, state),
-            violations=tuple(violated),
-            witnesses=tuple(witnesses),
+            violations=tuple(name for name, _ in violated),
+            witnesses=tuple(witness for _, witness in violated),
             tooltip="; ".join(f"{k}={v}" for k, v in fields(cfg, state).items()),
             frontier=False,
         )
@@ -81,22 +64,23 @@ def explore_graph(
                 f"{cfg.path}: more than {max_states:,} states (depth {depth} reached); "
                 "raise --max-states, limit --max-depth, or graph a smaller model"
             )
-        return node
 
-    first = initial_state(cfg)
-    root = add(first, 0)
+    first = reduce(cfg, initial_state(cfg))
+    first_parts = digests(first)
+    root = node_id(expander.key(first, first_parts))
+    add(root, first, 0)
     graph.graph["initial"] = root
-    queue: deque[tuple[ClusterState, str, int]] = deque([(first, root, 0)])
+    queue: deque[tuple[ClusterState, Digests, str, int]] = deque([(first, first_parts, root, 0)])
     while queue:
-        state, node, depth = queue.popleft()
+        state, parts, node, depth = queue.popleft()
         if max_depth and depth >= max_depth:
             graph.nodes[node]["frontier"] = True
             continue
-        for index, (action, after) in enumerate(successors(cfg, state)):
-            target = key(after)
+        for index, action, after, after_parts, fp in expander.successors(state, parts, 0):
+            target = node_id(fp)
             if target not in graph:
-                add(after, depth + 1)
-                queue.append((after, target, depth + 1))
+                add(target, after, depth + 1)
+                queue.append((after, after_parts, target, depth + 1))
             graph.add_edge(
                 node,
                 target,

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from rich.console import Console
 
-from kafkarep.engines.explorer import Exploration
+from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.report import ModelReport, matches
 from kafkarep.trace import Trace, render, replay_path

@@ -11,8 +11,9 @@ import os
 from rich.console import Console
 
 import properties
-from kafkarep.engines.explorer import Explorer, Limits
-from kafkarep.model.config import load_model
+from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.results import Limits
+from kafkarep.model_files import load_model
 from kafkarep.trace import render, replay_path
 from tests.helpers import DATA, ROOT
 

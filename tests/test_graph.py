@@ -12,8 +12,9 @@ import pytest
 
 import properties
 from kafkarep.cli.main import main
-from kafkarep.engines.explorer import Explorer, Limits
-from kafkarep.model.config import load_model
+from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.results import Limits
+from kafkarep.model_files import load_model
 from kafkarep.state_graph import explore_graph, to_dot
 from tests.helpers import ROOT
 

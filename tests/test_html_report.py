@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from kafkarep.cli.main import main
-from kafkarep.model.config import load_model
+from kafkarep.model_files import load_model
 from kafkarep.svg_trace import CONTROLLER_TINT, LANE_TINTS, epoch_colour, trace_svg
 from kafkarep.trace import replay_path
 from tests.helpers import ROOT
@@ -63,7 +63,8 @@ def lrs_svg() -> ET.Element:
 
 def _lrs_path() -> tuple[int, ...]:
     import properties
-    from kafkarep.engines.explorer import Explorer, Limits
+    from kafkarep.engines.explorer import Explorer
+    from kafkarep.engines.results import Limits
 
     cfg = load_model(LRS)
     found = Explorer(cfg, properties.ALL, Limits(max_depth=7)).run().violations

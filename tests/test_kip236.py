@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kafkarep.metadata import NO_LEADER
 from kafkarep.rules import AlterReassignmentRequest, Changed, alter_reassignment
-from kafkarep.rules.kip236 import DropSet, Ignored, Rollback, drop_set, rollback
+from kafkarep.zookeeper.kip236 import DropSet, Ignored, Rollback, drop_set, rollback
 from tests.helpers import brokers, cluster, reg
 
 LIVE = frozenset(range(1, 10))

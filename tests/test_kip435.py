@@ -13,13 +13,15 @@ from hypothesis import strategies as st
 
 import properties
 from kafkarep.cli.main import main
-from kafkarep.engines.explorer import Explorer, Limits
+from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.results import Limits
 from kafkarep.model.actions import Action, successors
-from kafkarep.model.config import ModelConfig, ModelError, load_model, parse_model
+from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
-from kafkarep.rules import kip435
-from kafkarep.rules.kip435 import (
+from kafkarep.model_files import load_model, parse_model
+from kafkarep.planner import kip435
+from kafkarep.planner.kip435 import (
     PartitionState,
     ReassignmentStep,
     able_to_be_in_sync,

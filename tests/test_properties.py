@@ -11,9 +11,10 @@ import pytest
 
 import properties
 from kafkarep.model.actions import successors
-from kafkarep.model.config import ModelConfig, load_model
+from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
+from kafkarep.model_files import load_model
 from properties.base import StateCheck, needs_partition_change, reads
 from tests.helpers import ROOT
 

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 import properties
-from kafkarep.engines.explorer import Explorer, Limits
+from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.results import Limits
 from kafkarep.model.actions import successors
-from kafkarep.model.config import ModelConfig, load_model
+from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.reduction import IDLE_ALTER_PARTITION, STALE_FETCH, reduce
 from kafkarep.model.state import ClusterState, Status
+from kafkarep.model_files import load_model
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"

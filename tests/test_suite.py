@@ -15,7 +15,7 @@ import pytest
 
 from kafkarep import checking
 from kafkarep.cli.main import main
-from kafkarep.model.config import load_model
+from kafkarep.model_files import load_model
 from kafkarep.suite import STATE_SPACE, assign_problems, select
 from tests.helpers import ROOT
 

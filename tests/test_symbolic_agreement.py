@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from kafkarep.model.config import ModelConfig, load_model, parse_model
+from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
+from kafkarep.model_files import load_model, parse_model
 from kafkarep.symbolic import agreement, ops
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding, Snap, Sym, model_initial

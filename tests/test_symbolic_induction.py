@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kafkarep.cli.main import main
-from kafkarep.model.config import load_model
+from kafkarep.model_files import load_model
 from kafkarep.symbolic import invariants
 from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.domain import Terms

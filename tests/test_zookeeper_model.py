@@ -12,7 +12,8 @@ import pytest
 import properties
 from kafkarep import rules
 from kafkarep.cli.main import main
-from kafkarep.engines.explorer import Explorer, Limits
+from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.results import Limits
 from kafkarep.errors import Error
 from kafkarep.metadata import (
     BrokerRegistry,
@@ -20,7 +21,8 @@ from kafkarep.metadata import (
     LeaderRecoveryState,
     PartitionRegistration,
 )
-from kafkarep.model.config import ModelError, load_model, parse_model
+from kafkarep.model.config import ModelError
+from kafkarep.model_files import load_model, parse_model
 from kafkarep.rules import (
     Changed,
     ControlledShutdown,

@@ -10,10 +10,11 @@ from rich.console import Console
 
 from kafkarep.checking import ENGINES, RunOptions, run_model
 from kafkarep.cli.options import add_search_options
-from kafkarep.engines.explorer import Limits
+from kafkarep.engines.results import Limits
 from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.guards import all_guards
-from kafkarep.model.config import ModelError, load_model
+from kafkarep.model.config import ModelError
+from kafkarep.model.guard_catalogue import all_guards
+from kafkarep.model_files import load_model
 from kafkarep.report import write_summary
 
 

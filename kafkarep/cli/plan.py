@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kafkarep.exit_codes import OK, UsageError
-from kafkarep.rules import kip435
+from kafkarep.planner import kip435
 
 
 def add_parser(commands: Any) -> None:

@@ -22,7 +22,8 @@ from rich.console import Console
 
 from kafkarep.checking import model_slug
 from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.model.config import ModelConfig, ModelError, load_model
+from kafkarep.model.config import ModelConfig, ModelError
+from kafkarep.model_files import load_model
 from kafkarep.symbolic.properties import SUPPORTED
 
 

@@ -31,56 +31,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from kafkarep.engines.kernel import ACTION_BITS, clauses, stop_reason
 from kafkarep.engines.links import ParentLinks
+from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
 from kafkarep.engines.seen import SeenSet, collision_probability
-from kafkarep.engines.worker import ACTION_BITS, Candidates, Worker
+from kafkarep.engines.worker import Candidates, Worker
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from properties import Property
 
 ACTION_MASK = (1 << ACTION_BITS) - 1
-
-
-class Limits(NamedTuple):
-    max_states: int = 0  # 0: none; checked at the end of each level
-    max_depth: int = 0
-    max_seconds: float = 0.0
-
-
-class Discovery(NamedTuple):
-    """A violated clause (or a reached `sometimes` property) and the shortest path to it."""
-
-    name: str
-    depth: int
-    path: tuple[int, ...]  # action indices from the initial state
-    witness: str | None
-
-
-class Progress(NamedTuple):
-    distinct: int
-    generated: int
-    depth: int
-    queue: int
-    seconds: float
-    done: bool = False
-
-
-class Exploration(NamedTuple):
-    distinct_states: int
-    generated_states: int
-    depth: int
-    seconds: float
-    complete: bool
-    stop_reason: str  # "exhausted", "expected violations found", or the limit hit
-    violations: dict[str, Discovery]
-    reached: dict[str, Discovery]
-    cores: int = 1
-    collision_probability: float = 0.0
-    seen_bytes: int = 0
-    links_bytes: int = 0
-    # Engine-specific figures, (name, value) with JSON values, for the summary and the verdict:
-    # a sampling engine's seed and rerun command, action frequencies.
-    details: tuple[tuple[str, Any], ...] = ()
 
 
 def default_workers() -> int:
@@ -115,12 +75,7 @@ class Explorer:
         self.cfg = cfg
         chosen = tuple(properties)
         self.property_names = tuple(p.name for p in chosen)
-        self.always = [
-            (p.qualified(c), c.check) for p in chosen if p.kind == "always" for c in p.clauses
-        ]
-        self.sometimes = [
-            (p.name, c.check) for p in chosen if p.kind == "sometimes" for c in p.clauses
-        ]
+        self.always, self.sometimes = clauses(chosen)
         self.limits = limits
         self.stop_when_found = set(stop_when_found)
         self.progress = progress
@@ -246,30 +201,6 @@ def _merge_sometimes(parts: list[Candidates]) -> dict[str, int]:
         for name, key in part.sometimes.items():
             out[name] = min(out.get(name, key), key)
     return out
-
-
-def stop_reason(
-    limits: Limits,
-    depth: int,
-    distinct: int,
-    stop_when_found: set[str],
-    violations: dict[str, Discovery],
-) -> str | None:
-    """Why a search stops before expanding the next level (a limit, or every expected violation
-    found), or None to go on. Shared by the engines that search level by level."""
-    if limits.max_depth and depth >= limits.max_depth:
-        return f"depth limit {limits.max_depth}"
-    if limits.max_states and distinct >= limits.max_states:
-        return f"state limit {limits.max_states}"
-    if stop_when_found and stop_when_found <= _found_names(violations):
-        return "expected violations found"
-    return None
-
-
-def _found_names(violations: dict[str, Discovery]) -> set[str]:
-    names = set(violations)
-    names |= {name.split(".")[0] for name in violations}
-    return names
 
 
 # --- the workers: in this process, or one process each ---------------------------------------

@@ -34,7 +34,8 @@ from hypothesis.stateful import (
 
 import properties as registry
 from kafkarep.checking import RunOptions
-from kafkarep.engines.explorer import Discovery, Exploration, Progress
+from kafkarep.engines.kernel import Judge, StateCheck, StepCheck, clauses
+from kafkarep.engines.results import Discovery, Exploration, Progress
 from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.shorten import shorten
 from kafkarep.exit_codes import UsageError
@@ -46,9 +47,6 @@ from kafkarep.model.state import ClusterState
 from kafkarep.report import matches
 from kafkarep.trace import replay_path
 from properties import Property
-
-StateCheck = Callable[[ModelConfig, ClusterState], "str | None"]
-StepCheck = Callable[[ModelConfig, ClusterState, Action, ClusterState], bool]
 
 # Budgets by profile (examples, steps per example); [hypothesis] examples/steps and the
 # --examples/--steps flags override them.
@@ -126,10 +124,14 @@ class Session(NamedTuple):
     """One round: the model, the clauses its machine checks, where it tallies what it sees."""
 
     cfg: ModelConfig
-    always: tuple[tuple[str, StateCheck], ...]
+    judge: Judge  # the `always` clauses
     sometimes: tuple[tuple[str, StepCheck], ...]
     tally: Tally
     swarm: bool = True
+
+    @property
+    def always(self) -> tuple[tuple[str, StateCheck], ...]:
+        return self.judge.always
 
 
 def new_session(
@@ -141,16 +143,8 @@ def new_session(
 ) -> Session:
     """A session over the model's selected properties (or `chosen`), less the clauses in `skip`."""
     chosen = registry.select(cfg.check.properties) if chosen is None else chosen
-    always = tuple(
-        (p.qualified(c), c.check)
-        for p in chosen
-        if p.kind == "always"
-        for c in p.clauses
-        if p.qualified(c) not in skip
-    )
-    sometimes = tuple((p.name, c.check) for p in chosen if p.kind == "sometimes" for c in p.clauses)
-    # A clause check is typed for either kind of property; `kind` tells which it is.
-    return Session(cfg, always, sometimes, tally or Tally(None), swarm)  # type: ignore[arg-type]
+    always, sometimes = clauses(chosen, skip)
+    return Session(cfg, Judge(cfg, always), sometimes, tally or Tally(None), swarm)
 
 
 class ModelMachine(RuleBasedStateMachine):
@@ -202,10 +196,8 @@ class ModelMachine(RuleBasedStateMachine):
         """Every `always` clause of the session holds in the current state."""
         if self.checked is self.state:
             return  # a stutter step changes nothing
-        cfg, state = self.session.cfg, self.state
-        self.checked = state
-        found = ((name, check(cfg, state)) for name, check in self.session.always)
-        violated = tuple((name, witness) for name, witness in found if witness is not None)
+        self.checked = self.state
+        violated = self.session.judge.violated(self.state)
         if violated:
             tally = self.session.tally
             if tally.found_at is None:
@@ -235,40 +227,50 @@ class FamilyChoice(st.SearchStrategy[tuple[Any, dict[str, Any]]]):
         rules = {r.function.__name__: r for r in type(machine).setup_state().rules}
         self.rules = [rules[family.name] for family in machine.families]
         self.stutter = rules["stutter"]
-        self.share: int | None = None  # tenths of the families held back
+        self.share: int | None = None  # tenths of the units held back
         self.held: dict[int, bool] = {}
-        # A family is drawn by its position among all of them, filtered to those in the group
-        # drawn from: a recorded choice keeps naming the same family when the shrinker deletes
-        # earlier steps, where an index into the enabled ones would name another.
+        # A unit is a family's actions by one actor (the controller or a broker). It is drawn
+        # by its position among all units, filtered to those in the group drawn from: a
+        # recorded choice keeps naming the same unit when the shrinker deletes earlier steps,
+        # where an index into the enabled ones would name another.
+        self.actors = max(machine.session.cfg.broker_ids) + 1
+        units = len(self.rules) * self.actors
         self.group: frozenset[int] = frozenset()
-        self.family = st.sampled_from(range(len(self.rules))).filter(lambda i: i in self.group)
+        self.unit = st.sampled_from(range(units)).filter(lambda u: u in self.group)
 
     def do_draw(self, data: Any) -> tuple[Any, dict[str, Any]]:
         machine = self.machine
         if self.share is None:
             self.share = data.draw(st.integers(0, 10)) if machine.session.swarm else 0
-        runnable = [i for i, actions in enumerate(machine.enabled) if actions]
+        runnable = sorted(
+            {
+                i * self.actors + a.actor
+                for i, actions in enumerate(machine.enabled)
+                for a in actions
+            }
+        )
         if not runnable:
             return self.stutter, {}
-        held = [i for i in runnable if self._held_back(data, i)]
-        free = [i for i in runnable if i not in held]
+        held = [u for u in runnable if self._held_back(data, u)]
+        free = [u for u in runnable if u not in held]
         group = free or held
-        if free and held:  # odds HELD_BACK_ODDS : 1 for each free family against a held one
+        if free and held:  # odds HELD_BACK_ODDS : 1 for each free unit against a held one
             odds = HELD_BACK_ODDS * len(free)
             group = free if data.draw(st.integers(0, odds + len(held) - 1)) < odds else held
-        position = group[0]
+        unit = group[0]
         if len(group) > 1:
             self.group = frozenset(group)
-            position = data.draw(self.family)
-        actions = machine.enabled[position]
+            unit = data.draw(self.unit)
+        position, actor = divmod(unit, self.actors)
+        actions = [a for a in machine.enabled[position] if a.actor == actor]
         action = actions[0] if len(actions) == 1 else data.draw(st.sampled_from(actions))
         return self.rules[position], {"action": action}
 
-    def _held_back(self, data: Any, position: int) -> bool:
-        held = self.held.get(position)
+    def _held_back(self, data: Any, unit: int) -> bool:
+        held = self.held.get(unit)
         if held is None:
             share = self.share or 0
-            held = self.held[position] = share > 0 and (data.draw(st.integers(0, 9)) >= 10 - share)
+            held = self.held[unit] = share > 0 and (data.draw(st.integers(0, 9)) >= 10 - share)
             tally = self.machine.session.tally
             if tally.found_at is None:
                 tally.swarm[held] += 1
@@ -421,9 +423,8 @@ def _record(
     path = shorten(cfg, violation.path, lambda state: check(cfg, state) is not None)
     final = replay_path(cfg, path).final
     found = []
-    for clause, clause_check in session.always:
-        witness = clause_check(cfg, final)
-        if witness is not None and clause not in into:
+    for clause, witness in session.judge.violated(final):
+        if clause not in into:
             into[clause] = Discovery(clause, len(path), path, witness)
             found.append(clause)
     return found

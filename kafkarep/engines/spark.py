@@ -42,8 +42,9 @@ from typing import Any
 import numpy as np
 
 from kafkarep.engines import spark_tasks as tasks
-from kafkarep.engines.explorer import Discovery, Exploration, Limits, Progress, stop_reason
+from kafkarep.engines.kernel import stop_reason
 from kafkarep.engines.links import ParentLinks
+from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
 from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.spark_tasks import ACTION_BITS, ACTION_MASK, Task
 from kafkarep.exit_codes import UsageError

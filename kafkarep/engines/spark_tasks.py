@@ -28,27 +28,23 @@ import gc
 import os
 import pickle
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from functools import cache, wraps
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-import properties as registry
+from kafkarep.engines.kernel import ACTION_BITS, Expander, Found, Judge, model_clauses
 from kafkarep.engines.seen import contains_sorted
-from kafkarep.engines.worker import ACTION_BITS
-from kafkarep.model.actions import active, successors
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.encoding import Digests, combine, digests, fingerprint
+from kafkarep.model.encoding import Digests, digests
 from kafkarep.model.initial import initial_state
-from kafkarep.model.reduction import reduce, reducer
+from kafkarep.model.reduction import reduce
 from kafkarep.model.state import ClusterState
-from kafkarep.model.symmetry import canonical
 
 ACTION_MASK = (1 << ACTION_BITS) - 1
 FAULT_ENV = "KAFKAREP_SPARK_FAULT"  # test hook: "<stage>:<level>", see `inject_fault`
-Found = dict[str, tuple[int, str]]  # clause -> (smallest position in the level, witness)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -121,20 +117,9 @@ class Decided(NamedTuple):
 
 
 @cache
-def clauses(
-    cfg: ModelConfig,
-) -> tuple[tuple[tuple[str, Callable[..., Any]], ...], tuple[tuple[str, Callable[..., Any]], ...]]:
-    """The `always` clauses and the `sometimes` properties, listed as the local explorer does."""
-    chosen = registry.select(cfg.check.properties)
-    always = tuple(
-        (p.qualified(c), c.check) for p in chosen if p.kind == "always" for c in p.clauses
-    )
-    sometimes = tuple((p.name, c.check) for p in chosen if p.kind == "sometimes" for c in p.clauses)
-    return always, sometimes
-
-
-def state_key(cfg: ModelConfig, state: ClusterState, symmetry: bool) -> int:
-    return fingerprint(canonical(cfg, state)) if symmetry else fingerprint(state)
+def judge(cfg: ModelConfig) -> Judge:
+    """The model's judge, one per Python worker: its controller verdicts outlive a task."""
+    return Judge(cfg, model_clauses(cfg).always)
 
 
 def identity(partition: int) -> int:
@@ -185,18 +170,6 @@ def merge_found(parts: Iterable[Found]) -> Found:
     return out
 
 
-def _check(task: Task, position: int, state: ClusterState, found: Found) -> None:
-    """The first violation of each clause; states come in level order within a parent, and
-    `merge_found` keeps the smallest position across parents and partitions."""
-    cfg = task.cfg
-    for name, check in clauses(cfg)[0]:
-        if name in task.violated or (name in found and found[name][0] <= position):
-            continue
-        witness = check(cfg, state)
-        if witness is not None:
-            found[name] = (position, str(witness))
-
-
 def _states(chunks: Iterable[Chunk]) -> list[tuple[int, ClusterState, Digests]]:
     """The chunks' positions, states and digests, in level order."""
     out: list[tuple[int, ClusterState, Digests]] = []
@@ -215,32 +188,16 @@ def seed(task: Task, _: int = 0) -> list[tuple[int, Any]]:
     """Level 0: the initial state, to its owner, and every partition's (empty) seen set."""
     state = initial_state(task.cfg)
     state = reduce(task.cfg, state)
-    found: Found = {}
-    _check(task, 0, state, found)
-    fp = state_key(task.cfg, state, task.symmetry)
+    parts = digests(state)
+    found = judge(task.cfg).first_violations([(0, state, parts)], task.violated)
+    fp = Expander(task.cfg, (), (), task.symmetry).key(state, parts)
     owner = fp % task.partitions
-    chunk = Chunk.of([0], [state], [digests(state)])
+    chunk = Chunk.of([0], [state], [parts])
     seen = [
         (q, Seen(np.array([fp] if q == owner else [], dtype=np.uint64)))
         for q in range(task.partitions)
     ]
     return [(owner, chunk), (owner, Checked(found)), *seen]
-
-
-def chosen_successors(
-    cfg: ModelConfig, state: ClusterState, wanted: set[int]
-) -> Iterator[tuple[int, ClusterState]]:
-    """The successors with the given action indices, in `successors` order, applying only
-    those actions."""
-    last = max(wanted)
-    index = 0
-    for family in active(cfg):
-        for action in family.actions(cfg, state):
-            if index in wanted:
-                yield index, family.apply(cfg, state, action)
-            if index == last:
-                return
-            index += 1
 
 
 @_quiet_gc
@@ -255,9 +212,9 @@ def materialize(
     gc.disable()  # reading a broadcast value turns the collector back on (pyspark's Broadcast.load)
     owner_of = owners.tolist()
     cfg = task.cfg
-    reduce_one = reducer(cfg)
+    expander = Expander(cfg, (), (), task.symmetry)
     children: dict[int, tuple[list[int], list[ClusterState], list[Digests]]] = {}
-    found: Found = {}
+    made: list[tuple[int, ClusterState, Digests]] = []
     out: list[tuple[int, Any]] = []
     for record in decided:
         out.append((partition, Seen(record.seen)))
@@ -271,14 +228,15 @@ def materialize(
             if lo == hi:
                 continue
             wanted = dict(zip((keys[lo:hi] & ACTION_MASK).tolist(), range(lo, hi), strict=True))
-            for index, child in chosen_successors(cfg, state, set(wanted)):
-                child = reduce_one(child, state)
+            for index, child, child_parts in expander.chosen(state, parts, set(wanted)):
                 position = wanted[index]
                 share = children.setdefault(owner_of[position], ([], [], []))
                 share[0].append(position)
                 share[1].append(child)
-                share[2].append(digests(child, state, parts))
-                _check(task, position, child, found)
+                share[2].append(child_parts)
+                made.append((position, child, child_parts))
+    made.sort(key=lambda entry: entry[0])  # the judge wants level order
+    found = judge(cfg).first_violations(made, task.violated)
     for owner, share in sorted(children.items()):
         out.append((owner, Chunk.of(*share)))
     out.append((partition, Checked(found, time.process_time() - began)))
@@ -300,7 +258,6 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
     inject_fault(task, "expand")
     began = time.process_time()
     cfg, symmetry = task.cfg, task.symmetry
-    reduce_one = reducer(cfg)
     chunks: list[Chunk] = []
     checked: list[Checked] = []
     seen: Any = None
@@ -311,31 +268,19 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
             checked.append(item)
         else:
             seen = item
-    pending = [(n, c) for n, c in clauses(cfg)[1] if n not in task.reached]
-    hits: dict[str, int] = {}
+    expander = Expander(cfg, model_clauses(cfg).sometimes, task.reached, symmetry)
     fps: list[int] = []
     keys: list[int] = []
     generated, timed_out = 0, False
     # in level order, so the first step reaching a sometimes-property has the smallest key
     for count, (position, state, parts) in enumerate(_states(chunks)):
-        base = position << ACTION_BITS
-        for index, (action, after) in enumerate(successors(cfg, state)):
-            generated += 1
-            after = reduce_one(after, state)
-            if pending:
-                for name, check in list(pending):
-                    if check(cfg, state, action, after):
-                        hits[name] = base | index
-                        pending.remove((name, check))
-            fps.append(
-                fingerprint(canonical(cfg, after))
-                if symmetry
-                else combine(digests(after, state, parts))
-            )
-            keys.append(base | index)
+        for key, _, _, _, fp in expander.successors(state, parts, position << ACTION_BITS):
+            fps.append(fp)
+            keys.append(key)
         if count & 255 == 255 and task.deadline and time.time() > task.deadline:
             timed_out = True
             break
+    generated = len(fps)
     fp_array, key_array = first_occurrences(
         np.array(fps, dtype=np.uint64), np.array(keys, dtype=np.int64)
     )
@@ -346,7 +291,7 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
         out.append((q, Candidates(fp_array[mask], key_array[mask])))
     found = merge_found(c.found for c in checked)
     seconds = (sum(c.seconds for c in checked), time.process_time() - began)
-    expanded = Expanded(generated, hits, timed_out, found, seconds)
+    expanded = Expanded(generated, expander.hits, timed_out, found, seconds)
     out += [(partition, expanded), (partition, Parents(tuple(chunks)))]
     if seen is not None:
         out.append((partition, seen))

@@ -10,37 +10,24 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from kafkarep.engines.frontier import Frontier, dumps, loads
+from kafkarep.engines.kernel import ACTION_BITS, Expander, Judge, StateCheck, StepCheck
 from kafkarep.engines.seen import contains_sorted
-from kafkarep.model.actions import active
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.encoding import Digests, combine, digests, fingerprint
-from kafkarep.model.reduction import reduce, reducer
+from kafkarep.model.encoding import Digests, digests
+from kafkarep.model.reduction import reduce
 from kafkarep.model.state import ClusterState
-from kafkarep.model.symmetry import canonical
-from properties.base import needs_partition_change, reads
 
-ACTION_BITS = 16  # a key is parent position << 16 | action index
 # Successors looked up in the seen set at once: sorted look-ups of a bigger batch share more of
 # their binary-search paths (at 15 million states: 660 ns a look-up in batches of 4,096, 440 in
 # batches of 65,536; benchmarks/seen_lookup.py).
 BATCH = 1 << 16
-
-
-def conjunction(clauses: list[Callable[..., Any]]) -> Callable[[ModelConfig, Any], bool]:
-    """One function that is True when every clause holds (returns None) on a state: the
-    clauses called one after the other, without a loop's overhead per clause."""
-    calls = " and ".join(f"c{i}(cfg, state) is None" for i in range(len(clauses))) or "True"
-    namespace: dict[str, Any] = {f"c{i}": clause for i, clause in enumerate(clauses)}
-    exec(f"def all_hold(cfg, state):\n    return {calls}\n", namespace)  # generated
-    all_hold: Callable[[ModelConfig, Any], bool] = namespace["all_hold"]
-    return all_hold
 
 
 class Candidates(NamedTuple):
@@ -57,16 +44,16 @@ class Worker:
     def __init__(
         self,
         cfg: ModelConfig,
-        always: list[tuple[str, Callable[..., Any]]],
-        sometimes: list[tuple[str, Callable[..., Any]]],
+        always: Iterable[tuple[str, StateCheck]],
+        sometimes: Iterable[tuple[str, StepCheck]],
         symmetry: bool = False,
         tick: Callable[[int, int], None] | None = None,
         workdir: Path | None = None,
         spill_after: int = 0,
     ) -> None:
         self.cfg = cfg
-        self.always = always
-        self.sometimes = dict(sometimes)
+        self.judge = Judge(cfg, always)
+        self.sometimes = tuple(sometimes)
         self.symmetry = symmetry
         self.tick = tick  # progress hook: (states expanded, successors generated) so far
         self.workdir = workdir or Path(".")
@@ -77,9 +64,6 @@ class Worker:
         self.positions = np.empty(0, dtype=np.int64)
         self._new = self._level()
         self.spilled = 0
-        # controller digest -> the controller-only clauses' witnesses (None: all hold)
-        self._controller_verdicts: dict[int, tuple[tuple[str, str | None], ...] | None] = {}
-        self._controller_clauses: list[tuple[str, Callable[..., Any]]] = []
 
     def _level(self) -> Frontier:
         return Frontier(self.workdir, self.spill_after // 2)
@@ -92,12 +76,7 @@ class Worker:
         self.frontier = self._level()
         self.frontier.append((state, parts))
         self.positions = np.zeros(1, dtype=np.int64)
-        return self._key(state, parts)
-
-    def _key(self, state: ClusterState, parts: Digests) -> int:
-        if self.symmetry:
-            return fingerprint(canonical(self.cfg, state))
-        return combine(parts)
+        return Expander(self.cfg, (), (), self.symmetry).key(state, parts)
 
     def expand(self, seen: np.ndarray, deadline: float, reached: set[str]) -> Candidates:
         # States are acyclic tuples: the cycle collector only costs time while millions of them
@@ -111,7 +90,6 @@ class Worker:
                 gc.enable()
 
     def _expand(self, seen: np.ndarray, deadline: float, reached: set[str]) -> Candidates:
-        cfg = self.cfg
         first: set[int] = set()  # fingerprints of this level's candidates so far
         fps: list[int] = []
         keys: list[int] = []
@@ -119,11 +97,8 @@ class Worker:
         append = new.append
         batch_fp: list[int] = []
         batch: list[tuple[int, int, ClusterState, Digests]] = []
-        hits: dict[str, int] = {}
-        # (name, check, whether only a step that changes the partition can reach it)
-        pending = [
-            (n, c, needs_partition_change(c)) for n, c in self.sometimes.items() if n not in reached
-        ]
+        expander = Expander(self.cfg, self.sometimes, reached, self.symmetry)
+        successors = expander.successors
         generated = 0
         timed_out = False
 
@@ -143,30 +118,15 @@ class Worker:
             batch.clear()
             batch_fp.clear()
 
-        key_of = self._key
         positions = self.positions.tolist()
-        families = [(f.actions, f.apply) for f in active(cfg)]
-        reduce_one = reducer(cfg)
         for local, (state, parent_parts) in enumerate(self.frontier):
-            base = positions[local] << ACTION_BITS
-            index = -1  # the action's index among the state's successors
-            # `successors(cfg, state)` unrolled: one generator less per successor.
-            for actions, apply in families:
-                for action in actions(cfg, state):
-                    index += 1
-                    after = reduce_one(apply(cfg, state, action), state)
-                    for name, check, on_change in pending:
-                        if on_change and after.controller.log[-1] is state.controller.log[-1]:
-                            continue
-                        if check(cfg, state, action, after):
-                            # The first step to reach it: the smallest key.
-                            hits[name] = base | index
-                            pending = [p for p in pending if p[0] != name]
-                    parts = digests(after, state, parent_parts)
-                    fp = key_of(after, parts)
-                    batch_fp.append(fp)
-                    batch.append((fp, base | index, after, parts))
-            generated += index + 1
+            count = len(batch)
+            for key, _, after, parts, fp in successors(
+                state, parent_parts, positions[local] << ACTION_BITS
+            ):
+                batch_fp.append(fp)
+                batch.append((fp, key, after, parts))
+            generated += len(batch) - count
             if len(batch) >= BATCH:
                 flush()
             if local & 255 == 255:
@@ -181,7 +141,7 @@ class Worker:
             np.array(fps, dtype=np.uint64),
             np.array(keys, dtype=np.int64),
             generated,
-            hits,
+            expander.hits,
             timed_out,
         )
 
@@ -202,41 +162,11 @@ class Worker:
     def check(self, skip: set[str]) -> dict[str, tuple[int, str]]:
         """Evaluate every `always` clause on the frontier: clause -> (global position, witness)
         of the first state, in level order, that violates it."""
-        found: dict[str, tuple[int, str]] = {}
-        cfg = self.cfg
-        todo = [(n, c) for n, c in self.always if n not in skip and reads(c) == "state"]
-        all_hold = conjunction([c for _, c in todo])
-        # Clauses of the controller alone, once per controller state (its digest is the key):
-        # many states share one. None: they all hold.
-        of_controller = [
-            (n, c) for n, c in self.always if n not in skip and reads(c) == "controller"
-        ]
-        known = self._controller_verdicts
-        if len(known) > 1 << 20 or of_controller != self._controller_clauses:
-            known.clear()
-            self._controller_clauses = of_controller
-        for position, (state, parts) in zip(self.positions.tolist(), self.frontier, strict=True):
-            if of_controller:
-                if parts[0] in known:
-                    witnesses = known[parts[0]]
-                else:
-                    verdicts = tuple((name, check(cfg, state)) for name, check in of_controller)
-                    witnesses = known[parts[0]] = (
-                        verdicts if any(w is not None for _, w in verdicts) else None
-                    )
-                for name, witness in witnesses or ():
-                    if witness is not None and name not in found:
-                        found[name] = (position, str(witness))
-            if all_hold(cfg, state):
-                continue
-            for name, check in todo:
-                witness = check(cfg, state)
-                if witness is not None:
-                    found[name] = (position, str(witness))
-            # Only the first violation of each clause is reported: look no more for those.
-            todo = [(n, c) for n, c in todo if n not in found]
-            all_hold = conjunction([c for _, c in todo])
-        return found
+        positions = self.positions.tolist()
+        states = (
+            (p, state, parts) for p, (state, parts) in zip(positions, self.frontier, strict=True)
+        )
+        return self.judge.first_violations(states, skip)
 
     # --- rebalancing -------------------------------------------------------------------------
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from kafkarep.model import controller
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
-from kafkarep.model.config import ModelConfig, ModelError
+from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
+from kafkarep.planner.kip435 import next_step
 from kafkarep.rules import AlterReassignmentRequest, Changed, Election, ElectLeadersRequest
-from kafkarep.rules.kip435 import next_step
 
 PREFERRED = ElectLeadersRequest(Election.PREFERRED)
 
@@ -40,26 +40,6 @@ def settings(cfg: ModelConfig) -> PlanSettings | None:
     if target is None:
         return None
     return PlanSettings(tuple(target), int(cfg.setting("plan", "parallel_replicas", 1)))
-
-
-def check_settings(section: dict[str, Any], broker_ids: tuple[int, ...]) -> None:
-    """Validate a model's [plan] section (called when the model file is loaded)."""
-    target = section.get("target")
-    if target is not None:
-        if not isinstance(target, list) or not target:
-            raise ModelError("[plan] target must be a non-empty list of broker ids")
-        for broker in target:
-            if not isinstance(broker, int) or isinstance(broker, bool) or broker not in broker_ids:
-                raise ModelError(
-                    f"[plan] target: unknown broker id {broker!r}; brokers are "
-                    f"{broker_ids[0]}..{broker_ids[-1]}"
-                )
-        if len(set(target)) != len(target):
-            raise ModelError("[plan] target lists a broker twice")
-    for key in ("parallel_replicas", "parallel_partitions", "leader_movements"):
-        value = section.get(key, 1)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ModelError(f"[plan] {key} must be an integer of at least 1")
 
 
 def _underway(cfg: ModelConfig, state: ClusterState) -> PlanSettings | None:

@@ -1,0 +1,223 @@
+"""The search kernel every engine calls: which clauses a run checks, how a state expands into its
+successors, how a state is judged against the `always` clauses, and which step first reaches a
+`sometimes` property.
+
+The explorer's workers and the Spark tasks expand and judge with `Expander` and `Judge`; the
+Hypothesis machine and the state graph judge with `Judge.violated`. Each writing below is the
+only one, so an optimisation here (a clause of the controller alone judged once per controller
+state, a step that cannot change the partition skipped for the properties that need one) is every
+engine's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from typing import Any, NamedTuple
+
+import properties as registry
+from kafkarep.engines.results import Discovery, Limits
+from kafkarep.model.actions import Action, active
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.encoding import Digests, combine, digests, fingerprint
+from kafkarep.model.reduction import reducer
+from kafkarep.model.state import ClusterState
+from kafkarep.model.symmetry import canonical
+from properties import Property
+from properties.base import needs_partition_change, reads
+
+ACTION_BITS = 16  # a step's key is its parent's position << 16 | the action's index
+StateCheck = Callable[[ModelConfig, ClusterState], Any]
+StepCheck = Callable[..., bool]
+Found = dict[str, tuple[int, str]]  # clause -> (position of the first state violating it, witness)
+
+
+class Clauses(NamedTuple):
+    """A run's `always` clauses (qualified names) and `sometimes` properties, in registry order."""
+
+    always: tuple[tuple[str, StateCheck], ...]
+    sometimes: tuple[tuple[str, StepCheck], ...]
+
+
+def clauses(chosen: Iterable[Property], skip: Iterable[str] = ()) -> Clauses:
+    """The clauses of the chosen properties, less the `always` clauses named in `skip`."""
+    chosen, skipped = tuple(chosen), frozenset(skip)
+    always = tuple(
+        (p.qualified(c), c.check)
+        for p in chosen
+        if p.kind == "always"
+        for c in p.clauses
+        if p.qualified(c) not in skipped
+    )
+    sometimes = tuple((p.name, c.check) for p in chosen if p.kind == "sometimes" for c in p.clauses)
+    return Clauses(always, sometimes)  # type: ignore[arg-type]
+
+
+@cache
+def model_clauses(cfg: ModelConfig) -> Clauses:
+    """The clauses of the properties the model selects (`[check] properties`)."""
+    return clauses(registry.select(cfg.check.properties))
+
+
+def conjunction(checks: list[StateCheck]) -> Callable[[ModelConfig, ClusterState], bool]:
+    """One function that is True when every check holds (returns None) on a state: the checks
+    called one after the other, without a loop's overhead per check."""
+    calls = " and ".join(f"c{i}(cfg, state) is None" for i in range(len(checks))) or "True"
+    namespace: dict[str, Any] = {f"c{i}": check for i, check in enumerate(checks)}
+    exec(f"def all_hold(cfg, state):\n    return {calls}\n", namespace)  # generated
+    all_hold: Callable[[ModelConfig, ClusterState], bool] = namespace["all_hold"]
+    return all_hold
+
+
+class Judge:
+    """The `always` clauses on states given in level order: the first violation of each.
+
+    Clauses that read only the controller are judged once per controller state (keyed by the
+    controller's digest; many states share one); the others as one generated conjunction, each
+    clause alone only when it fails. A clause found violated is not judged again."""
+
+    CACHE_LIMIT = 1 << 20  # controller verdicts kept before the cache starts afresh
+
+    def __init__(self, cfg: ModelConfig, always: Iterable[tuple[str, StateCheck]]) -> None:
+        self.cfg = cfg
+        self.always = tuple(always)
+        self._verdicts: dict[int, tuple[tuple[str, str | None], ...] | None] = {}
+        self._of_controller: list[tuple[str, StateCheck]] = []
+
+    def violated(self, state: ClusterState) -> tuple[tuple[str, str], ...]:
+        """Every clause the state violates, with its witness."""
+        cfg = self.cfg
+        found = ((name, check(cfg, state)) for name, check in self.always)
+        return tuple((name, str(witness)) for name, witness in found if witness is not None)
+
+    def first_violations(
+        self, states: Iterable[tuple[int, ClusterState, Digests]], skip: Iterable[str] = ()
+    ) -> Found:
+        """clause -> (position, witness) of the first state, in the order given, violating it."""
+        cfg, skipped = self.cfg, frozenset(skip)
+        found: Found = {}
+        todo = [(n, c) for n, c in self.always if n not in skipped and reads(c) == "state"]
+        all_hold = conjunction([c for _, c in todo])
+        of_controller = [
+            (n, c) for n, c in self.always if n not in skipped and reads(c) == "controller"
+        ]
+        known = self._verdicts
+        if len(known) > self.CACHE_LIMIT or of_controller != self._of_controller:
+            known.clear()
+            self._of_controller = of_controller
+        for position, state, parts in states:
+            if of_controller:
+                if parts[0] in known:
+                    witnesses = known[parts[0]]
+                else:
+                    verdicts = tuple((name, check(cfg, state)) for name, check in of_controller)
+                    witnesses = known[parts[0]] = (
+                        verdicts if any(w is not None for _, w in verdicts) else None
+                    )
+                for name, witness in witnesses or ():
+                    if witness is not None and name not in found:
+                        found[name] = (position, str(witness))
+            if all_hold(cfg, state):
+                continue
+            for name, check in todo:
+                witness = check(cfg, state)
+                if witness is not None:
+                    found[name] = (position, str(witness))
+            todo = [(n, c) for n, c in todo if n not in found]
+            all_hold = conjunction([c for _, c in todo])
+        return found
+
+
+class Expander:
+    """Expands states: every enabled action applied in `FAMILIES` order and reduced, each
+    successor's digests and search key (its fingerprint, of its canonical form under symmetry),
+    and the `sometimes` properties not yet reached checked on every step. `hits` holds the
+    smallest step key reaching each, given parents in level order."""
+
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        sometimes: Iterable[tuple[str, StepCheck]],
+        reached: Iterable[str] = (),
+        symmetry: bool = False,
+    ) -> None:
+        self.cfg = cfg
+        self.symmetry = symmetry
+        self.families = [(f.actions, f.apply) for f in active(cfg)]
+        self.reduce_one = reducer(cfg)
+        done = frozenset(reached)
+        # (name, check, whether only a step that changes the partition can reach it)
+        self.pending = [(n, c, needs_partition_change(c)) for n, c in sometimes if n not in done]
+        self.hits: dict[str, int] = {}
+
+    def key(self, state: ClusterState, parts: Digests) -> int:
+        """The fingerprint a search knows the state by."""
+        if self.symmetry:
+            return fingerprint(canonical(self.cfg, state))
+        return combine(parts)
+
+    def successors(
+        self, state: ClusterState, parts: Digests, base: int
+    ) -> Iterator[tuple[int, Action, ClusterState, Digests, int]]:
+        """(step key, action, successor, its digests, its search key) for every enabled action;
+        `base` is the parent's position << ACTION_BITS."""
+        cfg, reduce_one, key = self.cfg, self.reduce_one, self.key
+        index = -1  # the action's index among the state's successors
+        # `successors(cfg, state)` unrolled: one generator less per successor.
+        for actions, apply in self.families:
+            for action in actions(cfg, state):
+                index += 1
+                after = reduce_one(apply(cfg, state, action), state)
+                if self.pending:
+                    self._watch(state, action, after, base | index)
+                after_parts = digests(after, state, parts)
+                yield base | index, action, after, after_parts, key(after, after_parts)
+
+    def _watch(self, state: ClusterState, action: Action, after: ClusterState, step: int) -> None:
+        cfg = self.cfg
+        for name, check, on_change in self.pending:
+            if on_change and after.controller.log[-1] is state.controller.log[-1]:
+                continue
+            if check(cfg, state, action, after):
+                self.hits[name] = step  # the first step to reach it: the smallest key
+                self.pending = [p for p in self.pending if p[0] != name]
+
+    def chosen(
+        self, state: ClusterState, parts: Digests, wanted: set[int]
+    ) -> Iterator[tuple[int, ClusterState, Digests]]:
+        """(action index, successor, its digests) for the actions with the given indices among
+        `successors`, applying only those (enumerating the enabled actions is cheap, applying
+        them is not)."""
+        cfg, last, index = self.cfg, max(wanted), 0
+        for actions, apply in self.families:
+            for action in actions(cfg, state):
+                if index in wanted:
+                    after = self.reduce_one(apply(cfg, state, action), state)
+                    yield index, after, digests(after, state, parts)
+                if index == last:
+                    return
+                index += 1
+
+
+def stop_reason(
+    limits: Limits,
+    depth: int,
+    distinct: int,
+    stop_when_found: set[str],
+    violations: dict[str, Discovery],
+) -> str | None:
+    """Why a search stops before expanding the next level (a limit, or every expected violation
+    found), or None to go on. Shared by the engines that search level by level."""
+    if limits.max_depth and depth >= limits.max_depth:
+        return f"depth limit {limits.max_depth}"
+    if limits.max_states and distinct >= limits.max_states:
+        return f"state limit {limits.max_states}"
+    if stop_when_found and stop_when_found <= _found_names(violations):
+        return "expected violations found"
+    return None
+
+
+def _found_names(violations: dict[str, Discovery]) -> set[str]:
+    names = set(violations)
+    names |= {name.split(".")[0] for name in violations}
+    return names

@@ -1,0 +1,48 @@
+"""What a search reports, whichever engine ran it: its limits, its progress, what it found and
+how it ended."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class Limits(NamedTuple):
+    max_states: int = 0  # 0: none; checked at the end of each level
+    max_depth: int = 0
+    max_seconds: float = 0.0
+
+
+class Discovery(NamedTuple):
+    """A violated clause (or a reached `sometimes` property) and the shortest path to it."""
+
+    name: str
+    depth: int
+    path: tuple[int, ...]  # action indices from the initial state
+    witness: str | None
+
+
+class Progress(NamedTuple):
+    distinct: int
+    generated: int
+    depth: int
+    queue: int
+    seconds: float
+    done: bool = False
+
+
+class Exploration(NamedTuple):
+    distinct_states: int
+    generated_states: int
+    depth: int
+    seconds: float
+    complete: bool
+    stop_reason: str  # "exhausted", "expected violations found", or the limit hit
+    violations: dict[str, Discovery]
+    reached: dict[str, Discovery]
+    cores: int = 1
+    collision_probability: float = 0.0
+    seen_bytes: int = 0
+    links_bytes: int = 0
+    # Engine-specific figures, (name, value) with JSON values, for the summary and the verdict:
+    # a sampling engine's seed and rerun command, action frequencies.
+    details: tuple[tuple[str, Any], ...] = ()

@@ -1,0 +1,37 @@
+"""Every guard a model file may switch off by name (`[rules] disable_guards`): the guards of the
+controller rules and of the cluster model, collected from the modules listed here, the modules
+that define them. A module that defines a guard and is missing here fails
+`tests/test_guards.py`."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from kafkarep.guards import Guard
+
+# By name: `kafkarep.rules` re-exports functions named as some of its modules.
+MODULES: tuple[ModuleType, ...] = tuple(
+    importlib.import_module(f"kafkarep.{name}")
+    for name in (
+        "rules.alter_partition",
+        "rules.broker_events",
+        "rules.elections",
+        "rules.partition_change",
+        "rules.reassignment",
+        "model.actions.alter_partition",
+        "model.actions.data",
+        "model.actions.failover",
+        "model.actions.metadata",
+        "model.hwm",
+        "model.metadata_cache",
+    )
+)
+
+
+def all_guards() -> dict[str, Guard]:
+    """Every guard of the rules and of the cluster model, by qualified name."""
+    found = {
+        g.qualified: g for module in MODULES for g in vars(module).values() if isinstance(g, Guard)
+    }
+    return dict(sorted(found.items()))

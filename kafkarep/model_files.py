@@ -1,0 +1,55 @@
+"""Model files, read and checked. `model/config.py` parses one into a `ModelConfig`; here the
+names it gives are checked against what defines them: the guards it switches off (`[rules]
+disable_guards`) against the rules' and the model's (`model/guard_catalogue.py`), the properties
+it checks and expects (`[check] properties`, `[expect] violates` and `reached`) against the
+properties'. Every engine and command loads a model through `load_model` here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import properties
+from kafkarep.model import config
+from kafkarep.model.config import ModelConfig, ModelError
+from kafkarep.model.guard_catalogue import all_guards
+
+
+def load_model(path: str | Path) -> ModelConfig:
+    """A model file, parsed and checked; a problem is a `ModelError` naming the file."""
+    cfg = config.load_model(path)
+    try:
+        check_names(cfg)
+    except ModelError as error:
+        raise ModelError(f"{path}: {error}") from None
+    return cfg
+
+
+def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
+    """A model file's parsed TOML, parsed and checked."""
+    cfg = config.parse_model(raw, path)
+    check_names(cfg)
+    return cfg
+
+
+def check_names(cfg: ModelConfig) -> None:
+    known_guards = all_guards()
+    for name in sorted(cfg.options.disabled_guards):
+        if name not in known_guards:
+            raise ModelError(
+                f"[rules] disable_guards names an unknown guard {name!r}; "
+                "`kafkarep check --list-guards` lists them"
+            )
+    _known_properties(cfg.check.properties or (), "[check] properties")
+    _known_properties((name for name, _ in cfg.expect.violates), "[expect] violates")
+    _known_properties(cfg.expect.reached, "[expect] reached")
+
+
+def _known_properties(names: Iterable[str], where: str) -> None:
+    known = properties.clause_names()
+    for name in names:
+        if name not in known:
+            raise ModelError(
+                f"{where} names an unknown property {name!r}; known: {', '.join(sorted(known))}"
+            )
