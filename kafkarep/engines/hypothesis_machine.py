@@ -52,7 +52,7 @@ from properties import Property
 # --examples/--steps flags override them.
 PROFILES = {"fast": (100, 30), "default": (500, 50), "long": (5000, 100)}
 SHRINK_EXAMPLES = 200  # examples Hypothesis may shrink with before `shorten` takes over
-HELD_BACK_ODDS = 10  # a family the swarm holds back is drawn this many times less often
+HELD_BACK_ODDS = 10  # a unit the swarm holds back is drawn this many times less often
 
 
 class Plan(NamedTuple):
@@ -209,16 +209,16 @@ class ModelMachine(RuleBasedStateMachine):
 
 
 class FamilyChoice(st.SearchStrategy[tuple[Any, dict[str, Any]]]):
-    """Which rule runs next: a family with an enabled action, drawn uniformly, then one of its
-    enabled actions.
+    """Which rule runs next: a unit with an enabled action, drawn uniformly, then one of its
+    enabled actions. A unit is one action family of one actor (the controller or a broker).
 
-    Swarm testing: an example holds back a random share of the families (none to all, drawn at
-    its first step; each family decided the first time it is enabled). A held-back family is
-    drawn HELD_BACK_ODDS times less often than the others, so a rare interleaving (metadata
-    applied late, a fetch response withheld, a fault in the middle of replication) is not
-    drowned by frequent actions, and no example gets stuck. This stands in for Hypothesis's own
-    rule choice, whose feature flags switch rules off entirely and abandon an example as invalid
-    when only switched-off rules are enabled.
+    Swarm testing: an example holds back a random share of the units (none to all, drawn at its
+    first step; each unit decided the first time it is enabled). A held-back unit is drawn
+    HELD_BACK_ODDS times less often than the others, so a rare interleaving (one broker applying
+    metadata late while another leads, a fetch response withheld, a fault in the middle of
+    replication) is not drowned by frequent actions, and no example gets stuck. This stands in
+    for Hypothesis's own rule choice, whose feature flags switch rules off entirely and abandon
+    an example as invalid when only switched-off rules are enabled.
     """
 
     def __init__(self, machine: ModelMachine) -> None:
@@ -435,7 +435,7 @@ def _details(
 ) -> tuple[tuple[str, Any], ...]:
     decided = sum(tally.swarm.values())
     held = tally.swarm[True] / decided if decided else 0.0
-    swarm = f"{held:.0%} of the action families held back on average" if plan.swarm else "off"
+    swarm = f"{held:.0%} of the (family, actor) units held back on average" if plan.swarm else "off"
     return (
         ("seed", plan.seed),
         ("rerun", rerun_command(cfg, plan)),
