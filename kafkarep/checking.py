@@ -16,8 +16,9 @@ from kafkarep.engines.explorer import Explorer, default_workers
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
 from kafkarep.itf import write_trace
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.replay import replay_path
+from kafkarep.output.steps import render
 from kafkarep.report import ModelReport, clause_results, problems
-from kafkarep.trace import render, replay_path
 
 
 class RunOptions(NamedTuple):

@@ -22,8 +22,9 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, digests
 from kafkarep.model.initial import initial_state
 from kafkarep.model.reduction import reduce
+from kafkarep.model.replay import outcome
 from kafkarep.model.state import ClusterState, Role
-from kafkarep.trace import fields, outcome
+from kafkarep.output.steps import fields
 
 ROLE = {Role.LEADER: "L", Role.FOLLOWER: "F", Role.NONE: "-"}
 QUIET_OUTCOMES = ("ok", "partition changed")  # not worth a line on an edge

@@ -20,8 +20,9 @@ from rich.console import Console
 
 from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig, ModelError
+from kafkarep.model.replay import Trace, replay_path
+from kafkarep.output.steps import render
 from kafkarep.report import ModelReport, matches
-from kafkarep.trace import Trace, render, replay_path
 
 MET, NOT_MET, SKIPPED, UNAVAILABLE, ERROR = "met", "not met", "skipped", "unavailable", "error"
 STATE_SPACE = "state_space"  # the model-level case: pinned distinct states, a conclusive search

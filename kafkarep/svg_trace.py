@@ -19,8 +19,9 @@ from typing import NamedTuple
 
 from kafkarep.errors import Error
 from kafkarep.metadata import LeaderRecoveryState
+from kafkarep.model.replay import Step, Trace
 from kafkarep.model.state import Broker, ClusterState, Role, Status
-from kafkarep.trace import Step, Trace, fields
+from kafkarep.output.steps import fields
 
 FONT = 11
 CHAR_W = 6.63  # advance of an 11px monospace glyph (DejaVu Sans Mono, Menlo, Consolas)

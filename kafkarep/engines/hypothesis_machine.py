@@ -43,9 +43,9 @@ from kafkarep.model.actions import Action, Family, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import fingerprint
 from kafkarep.model.initial import initial_state
+from kafkarep.model.replay import replay_path
 from kafkarep.model.state import ClusterState
 from kafkarep.report import matches
-from kafkarep.trace import replay_path
 from properties import Property
 
 # Budgets by profile (examples, steps per example); [hypothesis] examples/steps and the

@@ -24,6 +24,7 @@ from kafkarep.metadata import (
 from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import with_initial
+from kafkarep.model.replay import Trace, replay_path
 from kafkarep.model.state import (
     AlterPartitionResponse,
     Broker,
@@ -42,7 +43,6 @@ from kafkarep.rules.alter_partition import AlterPartitionRequest
 from kafkarep.symbolic.bmc import Counterexample
 from kafkarep.symbolic.encoding import ERRORS, LEADER, Encoding, Rep, Snap, Sym, View
 from kafkarep.symbolic.transition import Relation
-from kafkarep.trace import Trace, replay_path
 
 
 class DecodingError(Exception):
