@@ -12,13 +12,14 @@ from rich.console import Console
 from rich.markup import escape
 
 import properties as registry
+from kafkarep.engines.expectations import problems
 from kafkarep.engines.explorer import Explorer, default_workers
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
 from kafkarep.itf import write_trace
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.replay import replay_path
 from kafkarep.output.steps import render
-from kafkarep.report import ModelReport, clause_results, problems
+from kafkarep.output.summary import ModelReport, clause_results
 
 
 class RunOptions(NamedTuple):
@@ -76,7 +77,7 @@ ENGINES: dict[str, Engine] = {
 }
 
 
-# Engines that sample histories instead of exhausting them (report.problems judges them so).
+# Engines that sample histories instead of exhausting them (expectations.problems judges them so).
 SAMPLING = frozenset({"hypothesis"})
 
 

@@ -20,6 +20,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from kafkarep.checking import RunOptions
 from kafkarep.cli.main import main
+from kafkarep.engines.expectations import problems
 from kafkarep.engines.hypothesis_machine import (
     PROFILES,
     Violation,
@@ -35,7 +36,6 @@ from kafkarep.model.actions import Action, active, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model_files import load_model
-from kafkarep.report import problems
 from properties.completeness import isr_members_complete
 from tests.helpers import ROOT
 

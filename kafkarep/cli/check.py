@@ -15,7 +15,7 @@ from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelError
 from kafkarep.model.guard_catalogue import all_guards
 from kafkarep.model_files import load_model
-from kafkarep.report import write_summary
+from kafkarep.output.summary import write_summary
 
 
 def add_parser(commands: Any) -> None:

@@ -34,6 +34,7 @@ from hypothesis.stateful import (
 
 import properties as registry
 from kafkarep.checking import RunOptions
+from kafkarep.engines.expectations import matches
 from kafkarep.engines.kernel import Judge, StateCheck, StepCheck, clauses
 from kafkarep.engines.results import Discovery, Exploration, Progress
 from kafkarep.engines.seen import collision_probability
@@ -45,7 +46,6 @@ from kafkarep.model.encoding import fingerprint
 from kafkarep.model.initial import initial_state
 from kafkarep.model.replay import replay_path
 from kafkarep.model.state import ClusterState
-from kafkarep.report import matches
 from properties import Property
 
 # Budgets by profile (examples, steps per example); [hypothesis] examples/steps and the
