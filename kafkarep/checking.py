@@ -15,9 +15,9 @@ import properties as registry
 from kafkarep.engines.expectations import problems
 from kafkarep.engines.explorer import Explorer, default_workers
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
-from kafkarep.itf import write_trace
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.replay import replay_path
+from kafkarep.output.itf import write_trace
 from kafkarep.output.steps import render
 from kafkarep.output.summary import ModelReport, clause_results
 

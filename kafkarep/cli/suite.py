@@ -29,10 +29,10 @@ from kafkarep.cli.options import add_search_options
 from kafkarep.engines.results import Limits
 from kafkarep.engines.results import Progress as Step
 from kafkarep.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK, UsageError
-from kafkarep.html_report import write_html
-from kafkarep.junit import write_junit
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model_files import load_model
+from kafkarep.output.html import write_html
+from kafkarep.output.junit import write_junit
 from kafkarep.suite import (
     ERROR,
     MET,

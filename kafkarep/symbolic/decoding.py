@@ -14,7 +14,6 @@ from typing import Any
 
 import properties as registry
 from kafkarep.errors import Error
-from kafkarep.itf import write_trace
 from kafkarep.metadata import (
     BrokerRegistration,
     BrokerRegistry,
@@ -39,6 +38,7 @@ from kafkarep.model.state import (
     Role,
     Status,
 )
+from kafkarep.output.itf import write_trace
 from kafkarep.rules.alter_partition import AlterPartitionRequest
 from kafkarep.symbolic.bmc import Counterexample
 from kafkarep.symbolic.encoding import ERRORS, LEADER, Encoding, Rep, Snap, Sym, View
