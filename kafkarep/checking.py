@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from rich.console import Console
 from rich.markup import escape
@@ -14,24 +13,12 @@ from rich.markup import escape
 import properties as registry
 from kafkarep.engines.expectations import problems
 from kafkarep.engines.explorer import Explorer, default_workers
-from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
+from kafkarep.engines.results import Discovery, Exploration, Limits, Progress, RunOptions
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.replay import replay_path
 from kafkarep.output.itf import write_trace
 from kafkarep.output.steps import render
 from kafkarep.output.summary import ModelReport, clause_results
-
-
-class RunOptions(NamedTuple):
-    engine: str = "explorer"
-    limits: Limits | None = None  # None: the model file's
-    symmetry: bool | None = None  # None: the model file's
-    reduction: bool | None = None  # None: the model file's ([check] reduction, default on)
-    reports: Path = Path("reports")
-    quiet: bool = False
-    workers: int = 0  # 0: every core
-    engine_args: tuple[tuple[str, Any], ...] = ()
-
 
 Engine = Callable[[ModelConfig, RunOptions, Callable[[Progress], None] | None], Exploration]
 

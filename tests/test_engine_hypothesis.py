@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
-from kafkarep.checking import RunOptions
 from kafkarep.cli.main import main
 from kafkarep.engines.expectations import problems
 from kafkarep.engines.hypothesis_machine import (
@@ -30,7 +29,7 @@ from kafkarep.engines.hypothesis_machine import (
     new_session,
     plan_for,
 )
-from kafkarep.engines.results import Discovery, Exploration
+from kafkarep.engines.results import Discovery, Exploration, RunOptions
 from kafkarep.engines.shorten import shorten
 from kafkarep.model.actions import Action, active, successors
 from kafkarep.model.config import ModelConfig

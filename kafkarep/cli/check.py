@@ -8,9 +8,9 @@ from typing import Any
 
 from rich.console import Console
 
-from kafkarep.checking import ENGINES, RunOptions, run_model
+from kafkarep.checking import ENGINES, run_model
 from kafkarep.cli.options import add_search_options
-from kafkarep.engines.results import Limits
+from kafkarep.engines.results import Limits, RunOptions
 from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelError
 from kafkarep.model.guard_catalogue import all_guards

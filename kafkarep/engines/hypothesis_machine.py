@@ -33,10 +33,9 @@ from hypothesis.stateful import (
 )
 
 import properties as registry
-from kafkarep.checking import RunOptions
 from kafkarep.engines.expectations import matches
 from kafkarep.engines.kernel import Judge, StateCheck, StepCheck, clauses
-from kafkarep.engines.results import Discovery, Exploration, Progress
+from kafkarep.engines.results import Discovery, Exploration, Progress, RunOptions
 from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.shorten import shorten
 from kafkarep.exit_codes import UsageError
