@@ -6,30 +6,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from rich.console import Console
 from rich.markup import escape
 
 import properties as registry
+from kafkarep.engines.expectations import problems
 from kafkarep.engines.explorer import Explorer, default_workers
-from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
-from kafkarep.itf import write_trace
+from kafkarep.engines.results import Discovery, Exploration, Limits, Progress, RunOptions
 from kafkarep.model.config import ModelConfig
-from kafkarep.report import ModelReport, clause_results, problems
-from kafkarep.trace import render, replay_path
-
-
-class RunOptions(NamedTuple):
-    engine: str = "explorer"
-    limits: Limits | None = None  # None: the model file's
-    symmetry: bool | None = None  # None: the model file's
-    reduction: bool | None = None  # None: the model file's ([check] reduction, default on)
-    reports: Path = Path("reports")
-    quiet: bool = False
-    workers: int = 0  # 0: every core
-    engine_args: tuple[tuple[str, Any], ...] = ()
-
+from kafkarep.model.replay import replay_path
+from kafkarep.output.itf import write_trace
+from kafkarep.output.steps import render
+from kafkarep.output.summary import ModelReport, clause_results
 
 Engine = Callable[[ModelConfig, RunOptions, Callable[[Progress], None] | None], Exploration]
 
@@ -75,7 +64,7 @@ ENGINES: dict[str, Engine] = {
 }
 
 
-# Engines that sample histories instead of exhausting them (report.problems judges them so).
+# Engines that sample histories instead of exhausting them (expectations.problems judges them so).
 SAMPLING = frozenset({"hypothesis"})
 
 

@@ -18,10 +18,12 @@ from typing import Any, NamedTuple
 
 from rich.console import Console
 
+from kafkarep.engines.expectations import matches
 from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig, ModelError
-from kafkarep.report import ModelReport, matches
-from kafkarep.trace import Trace, render, replay_path
+from kafkarep.model.replay import Trace, replay_path
+from kafkarep.output.steps import render
+from kafkarep.output.summary import ModelReport
 
 MET, NOT_MET, SKIPPED, UNAVAILABLE, ERROR = "met", "not met", "skipped", "unavailable", "error"
 STATE_SPACE = "state_space"  # the model-level case: pinned distinct states, a conclusive search
@@ -249,7 +251,7 @@ def assign_problems(problems: Iterable[str], names: list[str]) -> dict[str, list
 
 
 def settled(exploration: Exploration) -> bool:
-    """The run's state count is comparable with a pinned one (as report.problems judges)."""
+    """The run's state count is comparable with a pinned one (as expectations.problems judges)."""
     return exploration.complete or exploration.stop_reason == "expected violations found"
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
-from kafkarep.checking import RunOptions
 from kafkarep.cli.main import main
+from kafkarep.engines.expectations import problems
 from kafkarep.engines.hypothesis_machine import (
     PROFILES,
     Violation,
@@ -29,13 +29,12 @@ from kafkarep.engines.hypothesis_machine import (
     new_session,
     plan_for,
 )
-from kafkarep.engines.results import Discovery, Exploration
+from kafkarep.engines.results import Discovery, Exploration, RunOptions
 from kafkarep.engines.shorten import shorten
 from kafkarep.model.actions import Action, active, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model_files import load_model
-from kafkarep.report import problems
 from properties.completeness import isr_members_complete
 from tests.helpers import ROOT
 

@@ -20,15 +20,14 @@ from typing import Any
 
 import pytest
 
-from kafkarep.checking import RunOptions
 from kafkarep.checking import explore as explorer_engine
 from kafkarep.cli.main import main
 from kafkarep.engines import spark, spark_tasks
-from kafkarep.engines.results import Exploration, Limits
+from kafkarep.engines.expectations import problems
+from kafkarep.engines.results import Exploration, Limits, RunOptions
 from kafkarep.exit_codes import UsageError
 from kafkarep.model.config import ModelConfig
 from kafkarep.model_files import load_model
-from kafkarep.report import problems
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.spark

@@ -13,8 +13,9 @@ from rich.console import Console
 import properties
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
+from kafkarep.model.replay import replay_path
 from kafkarep.model_files import load_model
-from kafkarep.trace import render, replay_path
+from kafkarep.output.steps import render
 from tests.helpers import DATA, ROOT
 
 MODEL = ROOT / "models" / "history" / "v35_last_replica_standing.toml"

@@ -14,8 +14,9 @@ import properties
 from kafkarep.cli.main import main
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
+from kafkarep.engines.state_graph import explore_graph
 from kafkarep.model_files import load_model
-from kafkarep.state_graph import explore_graph, to_dot
+from kafkarep.output.dot import edge_label, to_dot
 from tests.helpers import ROOT
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
@@ -64,7 +65,9 @@ def test_graph_agrees_with_the_explorer(small: Path) -> None:
     for index in run.violations["leader_candidate_completeness.isr"].path:
         [node] = [t for _, t, d in graph.out_edges(node, data=True) if d["index"] == index]
     assert "leader_candidate_completeness.isr" in graph.nodes[node]["violations"]
-    labels = {d["label"].split("\n")[0] for _, _, d in graph.edges(data=True)}
+    labels = {
+        edge_label(d["action"], d["outcome"]).split("\n")[0] for _, _, d in graph.edges(data=True)
+    }
     assert {"b1: produce", "ctl: fence(2)", "b1: crash_lossy"} <= labels
 
 
@@ -75,11 +78,11 @@ def test_graph_command_writes_dot(small: Path, tmp_path: Path) -> None:
     text = dot.read_text()
     graph = explore_graph(load_model(small), 5000, 5)
     assert text == to_dot(graph)
-    nodes = re.findall(r'^  "(s[0-9a-f]{16})" \[', text, re.M)
-    edges = re.findall(r'^  "(s[0-9a-f]{16})" -> "(s[0-9a-f]{16})" \[label="([^"]+)"\]', text, re.M)
+    nodes = re.findall(r"^(s[0-9a-f]{16}) \[", text, re.M)
+    edges = re.findall(r'^(s[0-9a-f]{16}) -> (s[0-9a-f]{16}) \[label="([^"]+)"\];$', text, re.M)
     assert len(nodes) == len(graph) and len(edges) == graph.number_of_edges()
     assert set(nodes) == set(graph.nodes)
-    red = re.findall(r'^  "(s[0-9a-f]{16})" \[.*fillcolor="#ffc9c9".*\];$', text, re.M)
+    red = re.findall(r'^(s[0-9a-f]{16}) \[.*fillcolor="#ffc9c9".*\];$', text, re.M)
     assert set(red) == {n for n, d in graph.nodes(data=True) if d["violations"]}
     assert "VIOLATES leader_candidate_completeness.isr" in text
 

@@ -28,9 +28,9 @@ import numpy as np
 import pytest
 
 from kafkarep.cli.main import main
+from kafkarep.model.replay import replay_path
 from kafkarep.model_files import load_model
-from kafkarep.svg_trace import CONTROLLER_TINT, LANE_TINTS, epoch_colour, trace_svg
-from kafkarep.trace import replay_path
+from kafkarep.output.svg import CONTROLLER_TINT, LANE_TINTS, epoch_colour, trace_svg
 from tests.helpers import ROOT
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"

@@ -18,6 +18,7 @@ from kafkarep.engines.results import Limits
 from kafkarep.model.actions import Action, successors
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.initial import initial_state
+from kafkarep.model.replay import replay_path
 from kafkarep.model.state import ClusterState
 from kafkarep.model_files import load_model, parse_model
 from kafkarep.planner import kip435
@@ -31,7 +32,6 @@ from kafkarep.planner.kip435 import (
     plan,
     plan_cluster,
 )
-from kafkarep.trace import replay_path
 from tests.helpers import ROOT
 
 

@@ -8,14 +8,14 @@ from typing import Any
 
 from rich.console import Console
 
-from kafkarep.checking import ENGINES, RunOptions, run_model
+from kafkarep.checking import ENGINES, run_model
 from kafkarep.cli.options import add_search_options
-from kafkarep.engines.results import Limits
+from kafkarep.engines.results import Limits, RunOptions
 from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelError
 from kafkarep.model.guard_catalogue import all_guards
 from kafkarep.model_files import load_model
-from kafkarep.report import write_summary
+from kafkarep.output.summary import write_summary
 
 
 def add_parser(commands: Any) -> None:

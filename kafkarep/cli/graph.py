@@ -16,10 +16,11 @@ from typing import Any
 
 from rich.console import Console
 
+from kafkarep.engines.state_graph import GraphTooLarge, explore_graph
 from kafkarep.exit_codes import OK, UsageError
 from kafkarep.model.config import ModelError
 from kafkarep.model_files import load_model
-from kafkarep.state_graph import GraphTooLarge, explore_graph, to_dot
+from kafkarep.output.dot import to_dot
 
 DEFAULT_MAX_STATES = 5000
 

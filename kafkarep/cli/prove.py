@@ -24,6 +24,7 @@ from kafkarep.checking import model_slug
 from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model_files import load_model
+from kafkarep.output.steps import render
 from kafkarep.symbolic.properties import SUPPORTED
 
 
@@ -295,7 +296,6 @@ def disagrees(prop: str, agreed: Any) -> Any:
 
 def show(console: Console, cfg: ModelConfig, result: Any, folder: Path, quiet: bool) -> None:
     from kafkarep.symbolic.report import counterexample_to_induction
-    from kafkarep.trace import render
 
     r = result
     done = sum(o.status == "proved" for o in r.obligations)

@@ -16,11 +16,12 @@ from rich.console import Console
 
 import properties as registry
 from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.itf import TraceFileError, read_trace, to_itf
 from kafkarep.model.config import ModelError
 from kafkarep.model.initial import with_initial
+from kafkarep.model.replay import ReplayError, replay_path
 from kafkarep.model_files import load_model
-from kafkarep.trace import ReplayError, render, replay_path
+from kafkarep.output.itf import TraceFileError, read_trace, to_itf
+from kafkarep.output.steps import render
 
 
 def add_parser(commands: Any) -> None:

@@ -24,15 +24,15 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kafkarep.checking import ENGINES, RunOptions, run_model
+from kafkarep.checking import ENGINES, run_model
 from kafkarep.cli.options import add_search_options
-from kafkarep.engines.results import Limits
+from kafkarep.engines.results import Limits, RunOptions
 from kafkarep.engines.results import Progress as Step
 from kafkarep.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK, UsageError
-from kafkarep.html_report import write_html
-from kafkarep.junit import write_junit
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model_files import load_model
+from kafkarep.output.html import write_html
+from kafkarep.output.junit import write_junit
 from kafkarep.suite import (
     ERROR,
     MET,

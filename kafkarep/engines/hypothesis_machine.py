@@ -33,9 +33,9 @@ from hypothesis.stateful import (
 )
 
 import properties as registry
-from kafkarep.checking import RunOptions
+from kafkarep.engines.expectations import matches
 from kafkarep.engines.kernel import Judge, StateCheck, StepCheck, clauses
-from kafkarep.engines.results import Discovery, Exploration, Progress
+from kafkarep.engines.results import Discovery, Exploration, Progress, RunOptions
 from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.shorten import shorten
 from kafkarep.exit_codes import UsageError
@@ -43,9 +43,8 @@ from kafkarep.model.actions import Action, Family, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import fingerprint
 from kafkarep.model.initial import initial_state
+from kafkarep.model.replay import replay_path
 from kafkarep.model.state import ClusterState
-from kafkarep.report import matches
-from kafkarep.trace import replay_path
 from properties import Property
 
 # Budgets by profile (examples, steps per example); [hypothesis] examples/steps and the

@@ -1,8 +1,9 @@
-"""What a search reports, whichever engine ran it: its limits, its progress, what it found and
-how it ended."""
+"""What a search is asked for and what it reports, whichever engine ran it: the run's options
+and limits, its progress, what it found and how it ended."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 
@@ -10,6 +11,19 @@ class Limits(NamedTuple):
     max_states: int = 0  # 0: none; checked at the end of each level
     max_depth: int = 0
     max_seconds: float = 0.0
+
+
+class RunOptions(NamedTuple):
+    """How a model is run: the engine, its settings, where traces go, the engine's own flags."""
+
+    engine: str = "explorer"
+    limits: Limits | None = None  # None: the model file's
+    symmetry: bool | None = None  # None: the model file's
+    reduction: bool | None = None  # None: the model file's ([check] reduction, default on)
+    reports: Path = Path("reports")
+    quiet: bool = False
+    workers: int = 0  # 0: every core
+    engine_args: tuple[tuple[str, Any], ...] = ()
 
 
 class Discovery(NamedTuple):

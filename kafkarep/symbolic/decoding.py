@@ -14,7 +14,6 @@ from typing import Any
 
 import properties as registry
 from kafkarep.errors import Error
-from kafkarep.itf import write_trace
 from kafkarep.metadata import (
     BrokerRegistration,
     BrokerRegistry,
@@ -24,6 +23,7 @@ from kafkarep.metadata import (
 from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import with_initial
+from kafkarep.model.replay import Trace, replay_path
 from kafkarep.model.state import (
     AlterPartitionResponse,
     Broker,
@@ -38,11 +38,11 @@ from kafkarep.model.state import (
     Role,
     Status,
 )
+from kafkarep.output.itf import write_trace
 from kafkarep.rules.alter_partition import AlterPartitionRequest
 from kafkarep.symbolic.bmc import Counterexample
 from kafkarep.symbolic.encoding import ERRORS, LEADER, Encoding, Rep, Snap, Sym, View
 from kafkarep.symbolic.transition import Relation
-from kafkarep.trace import Trace, replay_path
 
 
 class DecodingError(Exception):

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from kafkarep.engines.shorten import shorten
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import with_initial
+from kafkarep.model.replay import Trace, replay_path
 from kafkarep.symbolic import bmc
 from kafkarep.symbolic import invariants as lemmas
 from kafkarep.symbolic.decoding import (
@@ -27,7 +28,6 @@ from kafkarep.symbolic.decoding import (
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import Obligation, Prover
 from kafkarep.symbolic.properties import clauses_of
-from kafkarep.trace import Trace, replay_path
 
 
 class Settings(NamedTuple):

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from kafkarep.itf import write_trace
 from kafkarep.model.actions import Action
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.replay import Step, Trace
+from kafkarep.output.itf import write_trace
+from kafkarep.output.steps import render
 from kafkarep.symbolic.decoding import Concretiser
 from kafkarep.symbolic.induction import Obligation, Prover
-from kafkarep.trace import Step, Trace, render
 
 LABEL = "counterexample to induction (not shown reachable)"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkarep.model.actions import Action
-from kafkarep.trace import Trace
+from kafkarep.model.replay import Trace
 
 FORMAT = "ITF"
 VARS = ["controller", "brokers", "ghost", "budget", "action"]

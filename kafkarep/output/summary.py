@@ -1,4 +1,7 @@
-"""Judging a run against the model's declared expectations, and the summary JSON.
+"""A model's run as per-clause results, and the summary JSON.
+
+`clause_results` turns what an engine found into one result per property clause; a
+`ModelReport` holds them with the run and the problems `engines/expectations.py` judged.
 
 Summary JSON, per model: `model`, `engine`, `distinct_states`, `generated_states`, `depth`,
 `seconds`, `complete`, `expectations_met`, `problems` (why an expectation was not met) and
@@ -70,11 +73,6 @@ class ModelReport(NamedTuple):
         }
 
 
-def matches(expected: str, clause: str) -> bool:
-    """An expectation names a property (any of its clauses) or one clause."""
-    return clause == expected or clause.startswith(expected + ".")
-
-
 def clause_results(
     properties: tuple[Property, ...], exploration: Exploration, trace_files: dict[str, str]
 ) -> tuple[ClauseResult, ...]:
@@ -97,56 +95,6 @@ def clause_results(
                     )
                 )
     return tuple(results)
-
-
-def problems(
-    cfg: ModelConfig, exploration: Exploration, pin_states: bool = True, sampled: bool = False
-) -> tuple[str, ...]:
-    """Every way the run differs from what the model file expects (empty: all met).
-
-    A `sampled` run (the Hypothesis engine) never completes: spending its budget without a
-    violation meets `holds`, its state count is not compared with the pin, and a trace it found
-    may be longer than the pinned shortest depth, up to twice that, never shorter."""
-    expect = cfg.expect
-    found = exploration.violations
-    out: list[str] = []
-    expected_names = [name for name, _ in expect.violates]
-    for name, depth in expect.violates:
-        hits = [d for clause, d in found.items() if matches(name, clause)]
-        if not hits:
-            why = "" if exploration.complete else f" (search incomplete: {exploration.stop_reason})"
-            out.append(f"expected a violation of {name}; none found{why}")
-            continue
-        shortest = min(d.depth for d in hits)
-        if sampled and depth is not None and not depth <= shortest <= 2 * depth:
-            out.append(
-                f"{name} violated by a trace of {shortest} steps; the shortest is {depth}, "
-                f"so a sampled trace should have {depth} to {2 * depth}"
-            )
-        elif not sampled and depth is not None and shortest != depth:
-            out.append(
-                f"{name} violated at depth {shortest}, expected depth {depth} "
-                "(update [expect] violates on purpose if the model changed)"
-            )
-    for clause, discovery in sorted(found.items()):
-        if not any(matches(name, clause) for name in expected_names):
-            out.append(
-                f"unexpected violation of {clause} at depth {discovery.depth}: {discovery.witness}"
-            )
-    if expect.result in ("holds", None) and not exploration.complete and not found and not sampled:
-        out.append(f"search incomplete ({exploration.stop_reason}): cannot say the model holds")
-    settled = exploration.complete or exploration.stop_reason == "expected violations found"
-    pinned = expect.distinct_states
-    pin_states = pin_states and not sampled
-    if pin_states and pinned is not None and settled and exploration.distinct_states != pinned:
-        out.append(
-            f"distinct states {exploration.distinct_states:,} != pinned {pinned:,} "
-            "(update [expect] distinct_states on purpose)"
-        )
-    for name in expect.reached:
-        if name not in exploration.reached:
-            out.append(f"sometimes-property {name} never reached")
-    return tuple(out)
 
 
 def write_summary(path: Path, reports: list[ModelReport]) -> None:

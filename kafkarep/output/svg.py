@@ -6,7 +6,7 @@ grey the ghost truth the properties judge: the True HWM and the acked writes); t
 broker: status and role, its log as one cell per offset coloured by the leader epoch that wrote
 it with HWM and LEO marks, its ISR/ELR membership in the controller's metadata, the partition view
 it acts on, and what it has in flight. A field a step changed has a yellow background (the fields
-are those the text table lists as changed, `trace.fields`), a lane the step changed an orange
+are those the text table lists as changed, `steps.fields`), a lane the step changed an orange
 border, the acting lane a dark one; the violating last row is framed red. Plain SVG: no script,
 no external font or image.
 """
@@ -19,8 +19,9 @@ from typing import NamedTuple
 
 from kafkarep.errors import Error
 from kafkarep.metadata import LeaderRecoveryState
+from kafkarep.model.replay import Step, Trace
 from kafkarep.model.state import Broker, ClusterState, Role, Status
-from kafkarep.trace import Step, Trace, fields
+from kafkarep.output.steps import fields
 
 FONT = 11
 CHAR_W = 6.63  # advance of an 11px monospace glyph (DejaVu Sans Mono, Menlo, Consolas)

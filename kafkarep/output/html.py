@@ -2,7 +2,7 @@
 
 `index.html` holds the summary table (the terminal's), then per model its verdict, its
 problems, one row per test case (the JUnit cases) and per counterexample the trace picture
-(`svg_trace`, inline SVG), the witness, the replay command and the text step table in a
+(`output/svg.py`, inline SVG), the witness, the replay command and the text step table in a
 `<details>` element. Each picture is also written beside the page as `svg/<model>/<n>.svg`.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkarep.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK
+from kafkarep.output.svg import trace_svg
 from kafkarep.suite import (
     MET,
     NOT_MET,
@@ -28,7 +29,6 @@ from kafkarep.suite import (
     states_change,
     summary_row,
 )
-from kafkarep.svg_trace import trace_svg
 
 EXIT_MEANING = {
     OK: "every expectation met",

@@ -1,0 +1,68 @@
+"""Whether a run found what its model file expects (`[expect]`): the violations (and at which
+depth), the `sometimes` properties reached, the pinned distinct-state count.
+
+`problems` lists every way a run differs from the expectations (empty: all met); `matches` says
+whether an expectation names a clause. They judge an engine's `Exploration`, so they live with
+the engines: the Hypothesis engine reads `matches` to stop once every expected violation is
+found, the checking and suite layers above read both.
+"""
+
+from __future__ import annotations
+
+from kafkarep.engines.results import Exploration
+from kafkarep.model.config import ModelConfig
+
+
+def matches(expected: str, clause: str) -> bool:
+    """An expectation names a property (any of its clauses) or one clause."""
+    return clause == expected or clause.startswith(expected + ".")
+
+
+def problems(
+    cfg: ModelConfig, exploration: Exploration, pin_states: bool = True, sampled: bool = False
+) -> tuple[str, ...]:
+    """Every way the run differs from what the model file expects (empty: all met).
+
+    A `sampled` run (the Hypothesis engine) never completes: spending its budget without a
+    violation meets `holds`, its state count is not compared with the pin, and a trace it found
+    may be longer than the pinned shortest depth, up to twice that, never shorter."""
+    expect = cfg.expect
+    found = exploration.violations
+    out: list[str] = []
+    expected_names = [name for name, _ in expect.violates]
+    for name, depth in expect.violates:
+        hits = [d for clause, d in found.items() if matches(name, clause)]
+        if not hits:
+            why = "" if exploration.complete else f" (search incomplete: {exploration.stop_reason})"
+            out.append(f"expected a violation of {name}; none found{why}")
+            continue
+        shortest = min(d.depth for d in hits)
+        if sampled and depth is not None and not depth <= shortest <= 2 * depth:
+            out.append(
+                f"{name} violated by a trace of {shortest} steps; the shortest is {depth}, "
+                f"so a sampled trace should have {depth} to {2 * depth}"
+            )
+        elif not sampled and depth is not None and shortest != depth:
+            out.append(
+                f"{name} violated at depth {shortest}, expected depth {depth} "
+                "(update [expect] violates on purpose if the model changed)"
+            )
+    for clause, discovery in sorted(found.items()):
+        if not any(matches(name, clause) for name in expected_names):
+            out.append(
+                f"unexpected violation of {clause} at depth {discovery.depth}: {discovery.witness}"
+            )
+    if expect.result in ("holds", None) and not exploration.complete and not found and not sampled:
+        out.append(f"search incomplete ({exploration.stop_reason}): cannot say the model holds")
+    settled = exploration.complete or exploration.stop_reason == "expected violations found"
+    pinned = expect.distinct_states
+    pin_states = pin_states and not sampled
+    if pin_states and pinned is not None and settled and exploration.distinct_states != pinned:
+        out.append(
+            f"distinct states {exploration.distinct_states:,} != pinned {pinned:,} "
+            "(update [expect] distinct_states on purpose)"
+        )
+    for name in expect.reached:
+        if name not in exploration.reached:
+            out.append(f"sometimes-property {name} never reached")
+    return tuple(out)
