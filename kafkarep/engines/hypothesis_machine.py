@@ -60,6 +60,7 @@ class Plan(NamedTuple):
     seed: int
     swarm: bool
     profile: str
+    per_actor: bool = False  # swarm units per (family, actor), else per family
 
 
 class Violation(AssertionError):
@@ -127,6 +128,7 @@ class Session(NamedTuple):
     sometimes: tuple[tuple[str, StepCheck], ...]
     tally: Tally
     swarm: bool = True
+    per_actor: bool = False
 
     @property
     def always(self) -> tuple[tuple[str, StateCheck], ...]:
@@ -139,11 +141,12 @@ def new_session(
     skip: frozenset[str] = frozenset(),
     tally: Tally | None = None,
     swarm: bool = True,
+    per_actor: bool = False,
 ) -> Session:
     """A session over the model's selected properties (or `chosen`), less the clauses in `skip`."""
     chosen = registry.select(cfg.check.properties) if chosen is None else chosen
     always, sometimes = clauses(chosen, skip)
-    return Session(cfg, Judge(cfg, always), sometimes, tally or Tally(None), swarm)
+    return Session(cfg, Judge(cfg, always), sometimes, tally or Tally(None), swarm, per_actor)
 
 
 class ModelMachine(RuleBasedStateMachine):
@@ -209,15 +212,17 @@ class ModelMachine(RuleBasedStateMachine):
 
 class FamilyChoice(st.SearchStrategy[tuple[Any, dict[str, Any]]]):
     """Which rule runs next: a unit with an enabled action, drawn uniformly, then one of its
-    enabled actions. A unit is one action family of one actor (the controller or a broker).
+    enabled actions. A unit is an action family, or with `[hypothesis] swarm_units = "actor"`
+    one family of one actor (the controller or a broker).
 
     Swarm testing: an example holds back a random share of the units (none to all, drawn at its
     first step; each unit decided the first time it is enabled). A held-back unit is drawn
-    HELD_BACK_ODDS times less often than the others, so a rare interleaving (one broker applying
-    metadata late while another leads, a fetch response withheld, a fault in the middle of
-    replication) is not drowned by frequent actions, and no example gets stuck. This stands in
-    for Hypothesis's own rule choice, whose feature flags switch rules off entirely and abandon
-    an example as invalid when only switched-off rules are enabled.
+    HELD_BACK_ODDS times less often than the others, so a rare interleaving (metadata applied
+    late, a fetch response withheld, a fault in the middle of replication) is not drowned by
+    frequent actions, and no example gets stuck. Units per actor let one broker lag while
+    another keeps up. This stands in for Hypothesis's own rule choice, whose feature flags
+    switch rules off entirely and abandon an example as invalid when only switched-off rules are
+    enabled.
     """
 
     def __init__(self, machine: ModelMachine) -> None:
@@ -228,11 +233,12 @@ class FamilyChoice(st.SearchStrategy[tuple[Any, dict[str, Any]]]):
         self.stutter = rules["stutter"]
         self.share: int | None = None  # tenths of the units held back
         self.held: dict[int, bool] = {}
-        # A unit is a family's actions by one actor (the controller or a broker). It is drawn
+        # A unit (a family, or a family of one actor: `_unit`) is drawn
         # by its position among all units, filtered to those in the group drawn from: a
         # recorded choice keeps naming the same unit when the shrinker deletes earlier steps,
         # where an index into the enabled ones would name another.
-        self.actors = max(machine.session.cfg.broker_ids) + 1
+        self.per_actor = machine.session.per_actor
+        self.actors = max(machine.session.cfg.broker_ids) + 1 if self.per_actor else 1
         units = len(self.rules) * self.actors
         self.group: frozenset[int] = frozenset()
         self.unit = st.sampled_from(range(units)).filter(lambda u: u in self.group)
@@ -242,11 +248,7 @@ class FamilyChoice(st.SearchStrategy[tuple[Any, dict[str, Any]]]):
         if self.share is None:
             self.share = data.draw(st.integers(0, 10)) if machine.session.swarm else 0
         runnable = sorted(
-            {
-                i * self.actors + a.actor
-                for i, actions in enumerate(machine.enabled)
-                for a in actions
-            }
+            {self._unit(i, a) for i, actions in enumerate(machine.enabled) for a in actions}
         )
         if not runnable:
             return self.stutter, {}
@@ -260,10 +262,13 @@ class FamilyChoice(st.SearchStrategy[tuple[Any, dict[str, Any]]]):
         if len(group) > 1:
             self.group = frozenset(group)
             unit = data.draw(self.unit)
-        position, actor = divmod(unit, self.actors)
-        actions = [a for a in machine.enabled[position] if a.actor == actor]
+        position = unit // self.actors
+        actions = [a for a in machine.enabled[position] if self._unit(position, a) == unit]
         action = actions[0] if len(actions) == 1 else data.draw(st.sampled_from(actions))
         return self.rules[position], {"action": action}
+
+    def _unit(self, position: int, action: Action) -> int:
+        return position * self.actors + action.actor if self.per_actor else position
 
     def _held_back(self, data: Any, unit: int) -> bool:
         held = self.held.get(unit)
@@ -327,6 +332,9 @@ def plan_for(cfg: ModelConfig, engine_args: tuple[tuple[str, Any], ...] = ()) ->
     swarm = cfg.setting("hypothesis", "swarm", True)
     if not isinstance(swarm, bool):
         raise UsageError(f"{cfg.path}: [hypothesis] swarm must be true or false")
+    units = cfg.setting("hypothesis", "swarm_units", "family")
+    if units not in ("family", "actor"):
+        raise UsageError(f'{cfg.path}: [hypothesis] swarm_units must be "family" or "actor"')
     chosen_seed = number("seed", None, 0)
     return Plan(
         number("examples", examples, 1) or examples,
@@ -334,6 +342,7 @@ def plan_for(cfg: ModelConfig, engine_args: tuple[tuple[str, Any], ...] = ()) ->
         secrets.randbelow(2**32) if chosen_seed is None else chosen_seed,
         swarm,
         profile,
+        units == "actor",
     )
 
 
@@ -375,7 +384,7 @@ def explore(
     needed: dict[str, int] = {}
     reason = f"sampled {plan.examples} examples of up to {plan.steps} steps"
     while True:
-        session = new_session(cfg, chosen, frozenset(violations), tally, plan.swarm)
+        session = new_session(cfg, chosen, frozenset(violations), tally, plan.swarm, plan.per_actor)
         if not session.always:
             break
         tally.found_at, tally.shortest, before = None, None, tally.examples
@@ -434,7 +443,8 @@ def _details(
 ) -> tuple[tuple[str, Any], ...]:
     decided = sum(tally.swarm.values())
     held = tally.swarm[True] / decided if decided else 0.0
-    swarm = f"{held:.0%} of the (family, actor) units held back on average" if plan.swarm else "off"
+    units = "(family, actor) units" if plan.per_actor else "action families"
+    swarm = f"{held:.0%} of the {units} held back on average" if plan.swarm else "off"
     return (
         ("seed", plan.seed),
         ("rerun", rerun_command(cfg, plan)),
