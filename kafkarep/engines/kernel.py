@@ -161,7 +161,7 @@ class Expander:
     ) -> Iterator[tuple[int, Action, ClusterState, Digests, int]]:
         """(step key, action, successor, its digests, its search key) for every enabled action;
         `base` is the parent's position << ACTION_BITS."""
-        cfg, reduce_one, key = self.cfg, self.reduce_one, self.key
+        cfg, reduce_one, symmetry = self.cfg, self.reduce_one, self.symmetry
         index = -1  # the action's index among the state's successors
         # `successors(cfg, state)` unrolled: one generator less per successor.
         for actions, apply in self.families:
@@ -171,7 +171,8 @@ class Expander:
                 if self.pending:
                     self._watch(state, action, after, base | index)
                 after_parts = digests(after, state, parts)
-                yield base | index, action, after, after_parts, key(after, after_parts)
+                fp = fingerprint(canonical(cfg, after)) if symmetry else combine(after_parts)
+                yield base | index, action, after, after_parts, fp
 
     def _watch(self, state: ClusterState, action: Action, after: ClusterState, step: int) -> None:
         cfg = self.cfg
