@@ -53,7 +53,7 @@ def test_without_the_min_isr_guard_the_hwm_clause_is_not_inductive() -> None:
     obligation = p.consecution("min_isr_commit.hwm", "fetch", together)
     assert obligation.status == "failed" and obligation.cti is not None
     before, instance, after = obligation.cti
-    assert not before.ghost.hwm_below and after.ghost.hwm_below
+    assert not before.ghost.hwm_below_min_isr and after.ghost.hwm_below_min_isr
     assert instance.family == "fetch"
 
 
@@ -98,7 +98,7 @@ def test_a_wrong_invariant_is_caught_on_reachable_states() -> None:
             lr = rep(sym, lead)
             for m in range(1, enc.n + 1):
                 if m != lead:
-                    member = and_(eq(lr.role, LEADER), enc.sets.has(sym.cur.elr, m))
+                    member = and_(eq(lr.role, LEADER), enc.sets.has(sym.partition.elr, m))
                     parts.append(implies(member, holds_prefix(enc, rep(sym, m), lr.log, lr.leo)))
         return and_(*parts)
 

@@ -251,7 +251,7 @@ def _guard_of(rel: Relation, action: Action) -> str:
 
 # Fields of the symbolic state that are sequences by broker id (element k is broker k + 1) or
 # by partition epoch (element k is the record of epoch k + 1).
-_BY_BROKER = {"brokers", "regs", "reqs", "followers", "epochs", "recv"}
+_BY_BROKER = {"brokers", "registry", "ap_requests", "followers", "member_epochs", "received"}
 
 
 def difference(have: object, want: object, path: str = "", spec: object = None) -> str:
@@ -267,7 +267,7 @@ def difference(have: object, want: object, path: str = "", spec: object = None) 
                     inner = specs[k] if k < len(specs) else None
                 else:
                     field = path.rsplit(".", 1)[-1]
-                    by_id = field in _BY_BROKER or field == "hist"
+                    by_id = field in _BY_BROKER or field == "metadata_log"
                     where = f"{path}[{k + 1}]" if by_id else f"{path}[{k}]"
                     inner = spec[1] if isinstance(spec, tuple) and spec[0] == "vec" else None
                 return difference(a, b, where, inner)
@@ -427,7 +427,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
             concrete = expected[action]
             want = project(enc, concrete, written(state, concrete, action, path))
             have = enc.evaluate(model, after)
-            have = have._replace(hist=have.hist[: want.cur.partition_epoch])
+            have = have._replace(metadata_log=have.metadata_log[: want.partition.partition_epoch])
             if comparable(have) != comparable(want):
                 problems.append(Disagreement(state, action, "Z3: " + difference(have, want)))
         for action in expected.keys() - seen.keys():
@@ -439,7 +439,9 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
 
 
 def pad(enc: Encoding, sym: Sym) -> Sym:
-    return sym._replace(hist=sym.hist + (enc.blank_snap(),) * (enc.c - len(sym.hist)))
+    return sym._replace(
+        metadata_log=sym.metadata_log + (enc.blank_snap(),) * (enc.capacity - len(sym.metadata_log))
+    )
 
 
 def _only_successors(
@@ -463,7 +465,7 @@ def _only_successors(
         y = enc.fresh(f"y{k}")
         solver.push()
         solver.add(*enc.equal(y, update))
-        low = min(b.applied for b in want.brokers)  # records below are compacted away
+        low = min(b.applied_epoch for b in want.brokers)  # records below are compacted away
         differs = [
             z3.Not(z3.And(*[t for t in enc.equal(a, b, spec) if not isinstance(t, bool)] or [True]))
             for a, b, spec in _parts(enc, y, want, low)
@@ -479,9 +481,9 @@ def _parts(enc: Encoding, y: Sym, want: Sym, low: int) -> Iterator[tuple[object,
     from kafkarep.symbolic.encoding import SORTS, Snap
 
     for field, spec in zip(Sym._fields, SORTS[Sym], strict=True):
-        if field == "hist":
-            for k in range(low - 1, want.cur.partition_epoch):
-                yield y.hist[k], want.hist[k], Snap
+        if field == "metadata_log":
+            for k in range(low - 1, want.partition.partition_epoch):
+                yield y.metadata_log[k], want.metadata_log[k], Snap
         else:
             yield getattr(y, field), getattr(want, field), spec
 
@@ -519,8 +521,8 @@ def check_invariants(
         for inv in chosen:
             if inv.name not in found and inv.holds(enc, sym) is not True:
                 found[inv.name] = Unsound(inv.name, state)
-        low = min(b.applied for b in sym.brokers)
-        records = sym.hist[low - 1 :]
+        low = min(b.applied_epoch for b in sym.brokers)
+        records = sym.metadata_log[low - 1 :]
         for fact in history:
             name = f"history.{fact.name}"
             if name in found:
@@ -594,9 +596,9 @@ class Elections:
                 key = (
                     precise.label,
                     arg,
-                    before.cur,
-                    before.regs,
-                    before.reqs,
+                    before.partition,
+                    before.registry,
+                    before.ap_requests,
                     before.budget,
                 ) + tuple((b.status, b.epoch, b.incarnation) for b in before.brokers)
                 if key not in self._seen:
@@ -629,14 +631,14 @@ class Elections:
             return 0, Disagreement(
                 state, None, "the free election misses it", source(Terms.widen_election)
             )
-        other = ops.ne(have.cur.leader, want.cur.leader)
+        other = ops.ne(have.partition.leader, want.partition.leader)
         if isinstance(other, bool) or _unsat(solver, [other]):
             return 0, None
         # clean (from the ISR or ELR) as the exact election was, or unclean like it
         clean = state.partition.isr | state.partition.elr
-        eligible = clean if want.cur.leader in clean else set(state.partition.replicas)
-        if not _unsat(solver, [ops.ne(have.cur.leader, e) for e in eligible]):
-            leader = solver.model().eval(have.cur.leader, True)
+        eligible = clean if want.partition.leader in clean else set(state.partition.replicas)
+        if not _unsat(solver, [ops.ne(have.partition.leader, e) for e in eligible]):
+            leader = solver.model().eval(have.partition.leader, True)
             return 1, Disagreement(
                 state, None, f"the free choice elects {leader}", source(Terms.widen_election)
             )

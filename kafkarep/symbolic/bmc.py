@@ -109,7 +109,9 @@ class Unrolling:
         after = enc.fresh(f"s{k + 1}")
         act = ops.int_var(f"act{k}")
         args: list[Term] = []
-        enc.pe_limit = 1 + k  # every initial state has partition epoch 1; a step adds at most 1
+        enc.partition_epoch_limit = (
+            1 + k
+        )  # every initial state has partition epoch 1; a step adds at most 1
         updates = []
         self.solver.add(act >= 0, act < len(rel.instances) + (1 if self.stutter else 0))
         for i, instance in enumerate(rel.instances):
@@ -137,7 +139,7 @@ class Unrolling:
             equation = ops.eq(new_leaf, chain)
             if not isinstance(equation, bool):
                 self.solver.add(equation)
-        enc.pe_limit = None
+        enc.partition_epoch_limit = None
         self.states.append(after)
         self.acts.append(act)
         self.args.append(args)

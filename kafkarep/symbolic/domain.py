@@ -49,25 +49,25 @@ class Registry:
 
     def __init__(self, domain: Terms, regs: tuple[Reg, ...]) -> None:
         self.domain = domain
-        self.regs = regs
+        self.registrations = regs
 
     def get(self, broker: int) -> Any:
-        if 1 <= broker <= len(self.regs):
-            return self.regs[broker - 1]
+        if 1 <= broker <= len(self.registrations):
+            return self.registrations[broker - 1]
         return UNREGISTERED
 
     def is_active(self, broker: int) -> Term:
         return self.get(broker).active
 
     def with_broker(self, broker: int, registration: Reg) -> Registry:
-        regs = list(self.regs)
+        regs = list(self.registrations)
         regs[broker - 1] = registration
         return Registry(self.domain, tuple(regs))
 
     def next_epoch(self) -> Term:
         """One past the largest broker epoch (broker epochs are cluster-wide monotonic)."""
         epoch: Term = 0
-        for reg in self.regs:
+        for reg in self.registrations:
             epoch = imax(epoch, reg.epoch)
         return epoch + 1
 
@@ -100,7 +100,7 @@ class AlterPartition:
 
     def proposals(self) -> Iterator[tuple[Term, int, Term]]:
         for k in range(1, self.sets.n + 1):
-            yield self.sets.has(self.request.isr, k), k, self.request.epochs[k - 1]
+            yield self.sets.has(self.request.isr, k), k, self.request.member_epochs[k - 1]
 
     @property
     def size(self) -> Term:

@@ -96,7 +96,9 @@ class ApReq(NamedTuple):
     leader_epoch: Term
     partition_epoch: Term
     isr: Term
-    epochs: tuple[Term, ...]  # by broker id - 1: the epoch sent for a member (-1: not checked)
+    member_epochs: tuple[
+        Term, ...
+    ]  # by broker id - 1: the epoch sent for a member (-1: not checked)
     recovering: Term
     broker_epoch: Term
 
@@ -113,8 +115,8 @@ class View(NamedTuple):
 
 class Follower(NamedTuple):
     leo: Term
-    bepoch: Term
-    fetched: Term
+    broker_epoch: Term
+    fetched_this_epoch: Term
     caught_up: Term
 
 
@@ -125,14 +127,14 @@ class Rep(NamedTuple):
     hwm: Term
     role: Term
     view: View
-    maximal: Term
+    maximal_isr: Term
     leso: Term
     followers: tuple[Follower, ...]
     pending: Term
     pending_isr: Term
-    pending_pe: Term
-    unacked: Term
-    recv: tuple[Term, ...]  # receivers of each unacknowledged write of this leader, by offset
+    pending_partition_epoch: Term
+    unacked_from: Term
+    received: tuple[Term, ...]  # receivers of each unacknowledged write of this leader, by offset
     eligible: tuple[Term, ...]  # leader only: its metadata cache's ISR eligibility, by broker
 
 
@@ -140,19 +142,19 @@ class Fetch(NamedTuple):
     present: Term
     leader: Term
     leader_epoch: Term
-    offset: Term
+    fetch_offset: Term
     hwm: Term
     end: Term
     entries: tuple[Term, ...]  # epochs at the leader's offsets [offset, end), 0 elsewhere
     diverging: Term
-    div_epoch: Term
-    div_end: Term
+    diverging_epoch: Term
+    diverging_end: Term
 
 
 class ApResp(NamedTuple):
     present: Term
-    req_isr: Term
-    req_pe: Term
+    request_isr: Term
+    request_partition_epoch: Term
     error: Term
     leader: Term
     leader_epoch: Term
@@ -165,19 +167,19 @@ class Brk(NamedTuple):
     status: Term
     epoch: Term
     incarnation: Term
-    applied: Term  # partition epoch of the metadata record it last applied
+    applied_epoch: Term  # partition epoch of the metadata record it last applied
     initialised: Term
     replica: Rep
-    fetch: Fetch
-    ap: ApResp
+    fetch_response: Fetch
+    ap_response: ApResp
 
 
 class Ghost(NamedTuple):
-    thwm: Term
+    true_hwm: Term
     committed: tuple[Term, ...]
-    pos: tuple[Term, ...]  # per offset: epochs of positively acknowledged records
-    ack_below: Term
-    hwm_below: Term
+    pos_acked: tuple[Term, ...]  # per offset: epochs of positively acknowledged records
+    ack_below_min_isr: Term
+    hwm_below_min_isr: Term
     # per committed offset: the lowest leader epoch of a leader that moved its HWM past it. A
     # history variable of the proofs: no guard and no other field reads it.
     committed_in: tuple[Term, ...]
@@ -197,10 +199,10 @@ class Bud(NamedTuple):
 
 
 class Sym(NamedTuple):
-    cur: Snap
-    hist: tuple[Snap, ...]  # by partition epoch - 1
-    regs: tuple[Reg, ...]
-    reqs: tuple[ApReq, ...]
+    partition: Snap
+    metadata_log: tuple[Snap, ...]  # by partition epoch - 1
+    registry: tuple[Reg, ...]
+    ap_requests: tuple[ApReq, ...]
     brokers: tuple[Brk, ...]
     ghost: Ghost
     budget: Bud
@@ -296,11 +298,11 @@ class Encoding:
         self.cfg = cfg
         self.n = len(cfg.broker_ids)
         self.r = max(cfg.records, 1)
-        self.c = capacity
+        self.capacity = capacity
         # The highest partition epoch the states being stepped can have, when known (BMC: the
         # initial epoch plus the step number), so that reads and writes of the metadata log
         # only consider the slots in use.
-        self.pe_limit: int | None = None
+        self.partition_epoch_limit: int | None = None
         # Induction keeps no metadata log: a broker applies any record that `history` (facts
         # proved of every record the controller commits) allows.
         self.abstract_history = abstract_history
@@ -373,7 +375,7 @@ class Encoding:
     # --- sizes and schema -------------------------------------------------------------------
 
     def size(self, key: str) -> int:
-        return {"N": self.n, "R": self.r, "C": self.c}[key]
+        return {"N": self.n, "R": self.r, "C": self.capacity}[key]
 
     def blank_snap(self) -> Snap:
         return Snap(0, 0, 0, 0, 0, 0, 0, 0, False, self.replica_slots, self.nobody_eligible())
@@ -719,9 +721,11 @@ class Encoding:
 def comparable(sym: Sym) -> Sym:
     """A projection with the metadata records no broker can apply again blanked out (the
     concrete state has compacted them away)."""
-    low = min(b.applied for b in sym.brokers)
+    low = min(b.applied_epoch for b in sym.brokers)
     blank = Snap(0, 0, 0, 0, 0, 0, 0, 0, False, (), ())
-    return sym._replace(hist=tuple(blank if k + 1 < low else h for k, h in enumerate(sym.hist)))
+    return sym._replace(
+        metadata_log=tuple(blank if k + 1 < low else h for k, h in enumerate(sym.metadata_log))
+    )
 
 
 # --- initial states (model/initial.py) --------------------------------------------------------
@@ -733,7 +737,7 @@ def initial(enc: Encoding, isr: Term, leader: Term, fenced: Term) -> Sym:
     s = enc.sets
     eligible = tuple(ops.ite(s.has(fenced, b), FENCED, 1) for b in range(1, enc.n + 1))
     cur = Snap(leader, 1, 1, isr, 0, 0, 0, 0, False, enc.replica_slots, eligible)
-    hist = (cur,) + (enc.blank_snap(),) * max(enc.c - 1, 0)
+    hist = (cur,) + (enc.blank_snap(),) * max(enc.capacity - 1, 0)
     view = View(True, leader, 1, 1, isr, s.of(enc.cfg.replicas), False)
     brokers = []
     for b in range(1, enc.n + 1):
@@ -743,7 +747,7 @@ def initial(enc: Encoding, isr: Term, leader: Term, fenced: Term) -> Sym:
             lead = enc.new_replica()._replace(
                 role=LEADER,
                 view=view,
-                maximal=isr,
+                maximal_isr=isr,
                 followers=tuple(
                     enc.merge(
                         ops.and_(s.has(isr, m), m != b),
@@ -756,7 +760,7 @@ def initial(enc: Encoding, isr: Term, leader: Term, fenced: Term) -> Sym:
                 eligible=eligible,
             )
             follow = enc.new_replica()._replace(
-                role=ops.ite(leader > 0, FOLLOWER, NONE), view=view, maximal=isr
+                role=ops.ite(leader > 0, FOLLOWER, NONE), view=view, maximal_isr=isr
             )
             replica = enc.merge(ops.eq(leader, b), lead, follow, Rep)
         brokers.append(Brk(RUNNING, 1, 0, 1, True, replica, enc.no_fetch(), enc.no_ap_response()))

@@ -267,14 +267,14 @@ class Prover:
     def _build_record(self, record: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
         enc = self.enc
         current = ops.implies(
-            ops.eq(record.partition_epoch, sym.cur.partition_epoch),
-            ops.and_(*enc.equal(record, sym.cur, Snap)),
+            ops.eq(record.partition_epoch, sym.partition.partition_epoch),
+            ops.and_(*enc.equal(record, sym.partition, Snap)),
         )
         return ops.and_(
             self._facts(record, sym, own, trim),
-            record.partition_epoch <= sym.cur.partition_epoch,
+            record.partition_epoch <= sym.partition.partition_epoch,
             current,
-            self._paired(record, sym.cur, sym),
+            self._paired(record, sym.partition, sym),
         )
 
     def _two(self, a: Snap, b: Snap, sym: Sym) -> Term:
@@ -296,7 +296,7 @@ class Prover:
         about what every broker would do: large, and no help to any obligation here; assuming
         less is sound)."""
         out = [self._invariant(i, sym) for i in self.invariants if i.name in names]
-        out.extend(self._fact(f, sym.cur, sym, False) for f in self.facts if f.by is None)
+        out.extend(self._fact(f, sym.partition, sym, False) for f in self.facts if f.by is None)
         return out
 
     def _invariant(self, i: Invariant, sym: Sym) -> Term:
@@ -331,7 +331,7 @@ class Prover:
                     ),
                     ops.and_(
                         self._paired(record, other, after, paired),
-                        self._paired(record, after.cur, after, paired),
+                        self._paired(record, after.partition, after, paired),
                     ),
                 )
 
@@ -348,7 +348,7 @@ class Prover:
                     self._record(record, before, fact, trim),
                     ops.and_(
                         self._fact(fact, record, after, trim),
-                        self._fact(fact, after.cur, after, trim) if current else True,
+                        self._fact(fact, after.partition, after, trim) if current else True,
                     ),
                 )
 
@@ -439,13 +439,15 @@ class Prover:
             arg = _argument(enc, instance, k)
             after = instance.update(before, arg)
             guard = instance.guard(before, arg)
-            same = all(map(_same, enc.leaves(before.cur, Snap), enc.leaves(after.cur, Snap)))
+            same = all(
+                map(_same, enc.leaves(before.partition, Snap), enc.leaves(after.partition, Snap))
+            )
             probe = Probe(instance, arg, guard, after, self._successor(after), same)
             if instance.arg == "h":
                 # the record applied is a record of the log: against the current one, and
                 # against the records the obligation is about
                 probe = probe._replace(
-                    applied=self._paired(arg, before.cur, before),
+                    applied=self._paired(arg, before.partition, before),
                     history=self._two(self.record, arg, before),
                     paired=self._two(self.second, arg, before),
                 )

@@ -63,7 +63,7 @@ def log_well_formed(enc: Encoding, log: tuple[Term, ...], leo: Term, top: Term) 
 
 
 def controller_shape(enc: Encoding, sym: Sym) -> Term:
-    return registration_shape(enc, sym.cur)
+    return registration_shape(enc, sym.partition)
 
 
 def registration_shape(enc: Encoding, p: Snap) -> Term:
@@ -113,11 +113,11 @@ def replicas_well_formed(enc: Encoding, sym: Sym) -> Term:
             v.present,
             s.eq(v.replicas, replicas),
             v.leader_epoch >= 1,
-            v.leader_epoch <= sym.cur.leader_epoch,
+            v.leader_epoch <= sym.partition.leader_epoch,
             v.partition_epoch >= 1,
-            v.partition_epoch <= sym.cur.partition_epoch,
-            k.applied >= 1,
-            k.applied <= v.partition_epoch,
+            v.partition_epoch <= sym.partition.partition_epoch,
+            k.applied_epoch >= 1,
+            k.applied_epoch <= v.partition_epoch,
             s.subset(v.isr, replicas),
             not_(v.recovering),
             or_(
@@ -142,19 +142,22 @@ def leader_state(enc: Encoding, sym: Sym) -> Term:
         r = rep(sym, b)
         lead = eq(r.role, LEADER)
         unknown = and_(
-            *(and_(eq(f.leo, -1), eq(f.bepoch, -1), not_(f.fetched)) for f in r.followers)
+            *(
+                and_(eq(f.leo, -1), eq(f.broker_epoch, -1), not_(f.fetched_this_epoch))
+                for f in r.followers
+            )
         )
         followers_ok = and_(
             *(
                 and_(
                     f.leo >= -1,
                     f.leo <= r.leo,
-                    eq(eq(f.leo, -1), eq(f.bepoch, -1)),
-                    implies(f.fetched, f.leo >= 0),
-                    or_(eq(f.bepoch, -1), eq(f.bepoch, sym.brokers[m - 1].epoch)),
+                    eq(eq(f.leo, -1), eq(f.broker_epoch, -1)),
+                    implies(f.fetched_this_epoch, f.leo >= 0),
+                    or_(eq(f.broker_epoch, -1), eq(f.broker_epoch, sym.brokers[m - 1].epoch)),
                 )
                 if m != b
-                else and_(eq(f.leo, -1), eq(f.bepoch, -1), not_(f.fetched))
+                else and_(eq(f.leo, -1), eq(f.broker_epoch, -1), not_(f.fetched_this_epoch))
                 for m, f in enumerate(r.followers, start=1)
             )
         )
@@ -163,16 +166,16 @@ def leader_state(enc: Encoding, sym: Sym) -> Term:
             and_(
                 s.has(r.pending_isr, b),
                 s.subset(r.pending_isr, replicas),
-                r.pending_pe >= r.view.partition_epoch,
+                r.pending_partition_epoch >= r.view.partition_epoch,
             ),
-            and_(s.empty(r.pending_isr), eq(r.pending_pe, 0)),
+            and_(s.empty(r.pending_isr), eq(r.pending_partition_epoch, 0)),
         )
         return ite(
             lead,
             and_(
                 followers_ok,
                 pending_ok,
-                s.eq(r.maximal, s.union(r.view.isr, s.ite(r.pending, r.pending_isr, 0))),
+                s.eq(r.maximal_isr, s.union(r.view.isr, s.ite(r.pending, r.pending_isr, 0))),
                 r.leso >= 0,
                 r.leso <= r.leo,
             ),
@@ -180,8 +183,8 @@ def leader_state(enc: Encoding, sym: Sym) -> Term:
                 unknown,
                 not_(r.pending),
                 s.empty(r.pending_isr),
-                eq(r.pending_pe, 0),
-                eq(r.unacked, -1),
+                eq(r.pending_partition_epoch, 0),
+                eq(r.unacked_from, -1),
             ),
         )
 
@@ -195,19 +198,19 @@ def unacknowledged(enc: Encoding, sym: Sym) -> Term:
 
     def ok(b: int) -> Term:
         r = rep(sym, b)
-        pending = r.unacked >= 0
+        pending = r.unacked_from >= 0
         parts = [
-            r.unacked >= -1,
-            implies(pending, and_(r.unacked < r.leo, r.hwm <= r.unacked)),
+            r.unacked_from >= -1,
+            implies(pending, and_(r.unacked_from < r.leo, r.hwm <= r.unacked_from)),
         ]
         for o in range(enc.r):
-            inside = and_(pending, r.unacked <= o, o < r.leo)
-            parts.append(implies(not_(inside), s.empty(r.recv[o])))
-            parts.append(implies(inside, s.has(r.recv[o], b)))
+            inside = and_(pending, r.unacked_from <= o, o < r.leo)
+            parts.append(implies(not_(inside), s.empty(r.received[o])))
+            parts.append(implies(inside, s.has(r.received[o], b)))
             for m in brokers(enc):
                 if m != b:
                     parts.append(
-                        implies(and_(inside, r.followers[m - 1].leo > o), s.has(r.recv[o], m))
+                        implies(and_(inside, r.followers[m - 1].leo > o), s.has(r.received[o], m))
                     )
         return and_(*parts)
 
@@ -217,8 +220,8 @@ def unacknowledged(enc: Encoding, sym: Sym) -> Term:
 def committed_shape(enc: Encoding, sym: Sym) -> Term:
     g = sym.ghost
     return and_(
-        log_well_formed(enc, g.committed, g.thwm, sym.cur.leader_epoch),
-        every(enc, lambda b: rep(sym, b).hwm <= g.thwm),
+        log_well_formed(enc, g.committed, g.true_hwm, sym.partition.leader_epoch),
+        every(enc, lambda b: rep(sym, b).hwm <= g.true_hwm),
     )
 
 
@@ -226,7 +229,9 @@ def acked_are_committed(enc: Encoding, sym: Sym) -> Term:
     g = sym.ghost
     from kafkarep.symbolic.ops import epochs_within
 
-    return and_(*(epochs_within(p, g.committed[o], o < g.thwm) for o, p in enumerate(g.pos)))
+    return and_(
+        *(epochs_within(p, g.committed[o], o < g.true_hwm) for o, p in enumerate(g.pos_acked))
+    )
 
 
 def hwm_prefix_committed(enc: Encoding, sym: Sym) -> Term:
@@ -256,14 +261,14 @@ def holders_received(enc: Encoding, sym: Sym) -> Term:
     for b in brokers(enc):
         r = rep(sym, b)
         for o in range(enc.r):
-            inside = and_(r.unacked >= 0, r.unacked <= o, o < r.leo)
+            inside = and_(r.unacked_from >= 0, r.unacked_from <= o, o < r.leo)
             for m in brokers(enc):
                 if m != b:
                     holder = rep(sym, m)
                     parts.append(
                         implies(
                             and_(inside, o < holder.leo, eq(holder.log[o], r.log[o])),
-                            s.has(r.recv[o], m),
+                            s.has(r.received[o], m),
                         )
                     )
     return and_(*parts)
@@ -271,24 +276,40 @@ def holders_received(enc: Encoding, sym: Sym) -> Term:
 
 def _epoch_carriers(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term]]:
     """(present, leader epoch, leader) of everything that names a leader for an epoch."""
-    out = [(True, sym.cur.leader_epoch, sym.cur.leader)]
+    out = [(True, sym.partition.leader_epoch, sym.partition.leader)]
     for b in brokers(enc):
         k = sym.brokers[b - 1]
         out.append((k.replica.present, k.replica.view.leader_epoch, k.replica.view.leader))
-        out.append((k.fetch.present, k.fetch.leader_epoch, k.fetch.leader))
-        out.append((sym.reqs[b - 1].present, sym.reqs[b - 1].leader_epoch, b))
-        out.append((and_(k.ap.present, eq(k.ap.error, 0)), k.ap.leader_epoch, k.ap.leader))
+        out.append(
+            (k.fetch_response.present, k.fetch_response.leader_epoch, k.fetch_response.leader)
+        )
+        out.append((sym.ap_requests[b - 1].present, sym.ap_requests[b - 1].leader_epoch, b))
+        out.append(
+            (
+                and_(k.ap_response.present, eq(k.ap_response.error, 0)),
+                k.ap_response.leader_epoch,
+                k.ap_response.leader,
+            )
+        )
     return out
 
 
 def _registrations(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term, Term, Term]]:
     """(present, partition epoch, leader epoch, leader, ISR) of the controller's registration
     and of every copy of one a replica acts on."""
-    out = [(True, sym.cur.partition_epoch, sym.cur.leader_epoch, sym.cur.leader, sym.cur.isr)]
+    out = [
+        (
+            True,
+            sym.partition.partition_epoch,
+            sym.partition.leader_epoch,
+            sym.partition.leader,
+            sym.partition.isr,
+        )
+    ]
     for b in brokers(enc):
         v = rep(sym, b).view
         out.append((v.present, v.partition_epoch, v.leader_epoch, v.leader, v.isr))
-        a = sym.brokers[b - 1].ap
+        a = sym.brokers[b - 1].ap_response
         out.append(
             (and_(a.present, eq(a.error, 0)), a.partition_epoch, a.leader_epoch, a.leader, a.isr)
         )
@@ -376,12 +397,12 @@ def _logs(enc: Encoding, sym: Sym) -> list[tuple[tuple[Term, ...], Term, Term]]:
     out: list[tuple[tuple[Term, ...], Term, Term]] = []
     for b in brokers(enc):
         k = sym.brokers[b - 1]
-        r, f = k.replica, k.fetch
+        r, f = k.replica, k.fetch_response
         out.append((r.log, 0, r.leo))
-        appended = tuple(ite(o < f.offset, r.log[o], f.entries[o]) for o in range(enc.r))
+        appended = tuple(ite(o < f.fetch_offset, r.log[o], f.entries[o]) for o in range(enc.r))
         applies = and_(f.present, not_(f.diverging), _awaited(r, f))
         out.append((appended, 0, ite(applies, f.end, 0)))
-    out.append((sym.ghost.committed, 0, sym.ghost.thwm))
+    out.append((sym.ghost.committed, 0, sym.ghost.true_hwm))
     return out
 
 
@@ -399,11 +420,11 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
 
     def ok(b: int) -> Term:
         k = sym.brokers[b - 1]
-        f, r = k.fetch, k.replica
+        f, r = k.fetch_response, k.replica
         entries = and_(
             *(
                 ite(
-                    and_(f.offset <= o, o < f.end),
+                    and_(f.fetch_offset <= o, o < f.end),
                     and_(f.entries[o] >= 1, f.entries[o] <= f.leader_epoch),
                     eq(f.entries[o], 0),
                 )
@@ -428,12 +449,13 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
                         implies(
                             not_(f.diverging),
                             and_(
-                                holds_prefix(enc, r, lr.log, f.offset),
+                                holds_prefix(enc, r, lr.log, f.fetch_offset),
                                 f.end <= lr.leo,
                                 f.hwm <= lr.hwm,
                                 *(
                                     implies(
-                                        and_(f.offset <= o, o < f.end), eq(f.entries[o], lr.log[o])
+                                        and_(f.fetch_offset <= o, o < f.end),
+                                        eq(f.entries[o], lr.log[o]),
                                     )
                                     for o in range(enc.r)
                                 ),
@@ -455,19 +477,19 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
                 or_(*(eq(f.leader, m) for m in replicas if m != b)),
                 f.leader_epoch >= 1,
                 f.leader_epoch <= r.view.leader_epoch,
-                implies(_awaited(r, f), eq(f.offset, r.leo)),
-                f.offset >= 0,
-                f.offset <= f.end,
+                implies(_awaited(r, f), eq(f.fetch_offset, r.leo)),
+                f.fetch_offset >= 0,
+                f.fetch_offset <= f.end,
                 f.end <= enc.r,
                 f.hwm >= 0,
-                f.hwm <= sym.ghost.thwm,
+                f.hwm <= sym.ghost.true_hwm,
                 implies(
                     f.diverging,
                     and_(
-                        eq(f.end, f.offset),
-                        f.div_end >= 0,
-                        f.div_epoch >= 0,
-                        f.div_epoch <= f.leader_epoch,
+                        eq(f.end, f.fetch_offset),
+                        f.diverging_end >= 0,
+                        f.diverging_epoch >= 0,
+                        f.diverging_epoch <= f.leader_epoch,
                     ),
                 ),
                 implies(not_(f.diverging), f.hwm <= f.end),
@@ -497,16 +519,16 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
 
     def ok(b: int) -> Term:
         k = sym.brokers[b - 1]
-        q, a, r = sym.reqs[b - 1], k.ap, k.replica
+        q, a, r = sym.ap_requests[b - 1], k.ap_response, k.replica
         request = implies(
             q.present,
             and_(
                 not_(a.present),
                 q.leader_epoch >= 1,
-                q.leader_epoch <= sym.cur.leader_epoch,
+                q.leader_epoch <= sym.partition.leader_epoch,
                 q.leader_epoch <= r.view.leader_epoch,
                 q.partition_epoch >= 1,
-                q.partition_epoch <= sym.cur.partition_epoch,
+                q.partition_epoch <= sym.partition.partition_epoch,
                 s.has(q.isr, b),
                 s.subset(q.isr, replicas),
                 not_(q.recovering),
@@ -515,15 +537,18 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
                     and_(eq(r.role, LEADER), r.pending),
                     and_(
                         s.eq(q.isr, r.pending_isr),
-                        eq(q.partition_epoch, r.pending_pe),
+                        eq(q.partition_epoch, r.pending_partition_epoch),
                         eq(q.leader_epoch, r.view.leader_epoch),
                     ),
                 ),
                 *(
                     ite(
                         s.has(q.isr, m),
-                        or_(eq(q.epochs[m - 1], -1), eq(q.epochs[m - 1], sym.brokers[m - 1].epoch)),
-                        eq(q.epochs[m - 1], 0),
+                        or_(
+                            eq(q.member_epochs[m - 1], -1),
+                            eq(q.member_epochs[m - 1], sym.brokers[m - 1].epoch),
+                        ),
+                        eq(q.member_epochs[m - 1], 0),
                     )
                     for m in brokers(enc)
                 ),
@@ -532,22 +557,25 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
         answer = implies(
             a.present,
             and_(
-                a.req_pe >= 1,
-                a.req_pe <= sym.cur.partition_epoch,
-                s.has(a.req_isr, b),
-                s.subset(a.req_isr, replicas),
+                a.request_partition_epoch >= 1,
+                a.request_partition_epoch <= sym.partition.partition_epoch,
+                s.has(a.request_isr, b),
+                s.subset(a.request_isr, replicas),
                 implies(
                     and_(eq(r.role, LEADER), r.pending),
-                    and_(s.eq(a.req_isr, r.pending_isr), eq(a.req_pe, r.pending_pe)),
+                    and_(
+                        s.eq(a.request_isr, r.pending_isr),
+                        eq(a.request_partition_epoch, r.pending_partition_epoch),
+                    ),
                 ),
                 implies(
                     eq(a.error, 0),
                     and_(
                         eq(a.leader, b),
                         a.leader_epoch >= 1,
-                        a.leader_epoch <= sym.cur.leader_epoch,
+                        a.leader_epoch <= sym.partition.leader_epoch,
                         a.partition_epoch >= 1,
-                        a.partition_epoch <= sym.cur.partition_epoch,
+                        a.partition_epoch <= sym.partition.partition_epoch,
                         s.has(a.isr, b),
                         s.subset(a.isr, replicas),
                         not_(a.recovering),
@@ -600,7 +628,7 @@ def may_commit(enc: Encoding, isr: Term) -> Term:
 
 
 def candidates(enc: Encoding, sym: Sym) -> Term:
-    return enc.sets.union(sym.cur.isr, sym.cur.elr)
+    return enc.sets.union(sym.partition.isr, sym.partition.elr)
 
 
 def _quorum(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, when: Term) -> Term:
@@ -649,34 +677,34 @@ def _current(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, whe
 def _accepted(enc: Encoding, sym: Sym, b: int) -> Term:
     """The broker has an accepted AlterPartition answer to its pending proposal."""
     k = sym.brokers[b - 1]
-    a, r = k.ap, k.replica
+    a, r = k.ap_response, k.replica
     return and_(
         a.present,
         eq(a.error, 0),
         r.pending,
-        eq(r.pending_pe, a.req_pe),
-        enc.sets.eq(r.pending_isr, a.req_isr),
+        eq(r.pending_partition_epoch, a.request_partition_epoch),
+        enc.sets.eq(r.pending_isr, a.request_isr),
         eq(a.leader_epoch, r.view.leader_epoch),
     )
 
 
 def _answer(enc: Encoding, sym: Sym, b: int) -> tuple[Term, Term, Term]:
     """(Maximal ISR, ISR, condition) once the leader adopts its accepted answer."""
-    isr = sym.brokers[b - 1].ap.isr
+    isr = sym.brokers[b - 1].ap_response.isr
     return isr, isr, _accepted(enc, sym, b)
 
 
 def commit_quorum(enc: Encoding, sym: Sym) -> Term:
     """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_quorum`."""
     return every(
-        enc, lambda b: _quorum(enc, sym, b, rep(sym, b).maximal, rep(sym, b).view.isr, True)
+        enc, lambda b: _quorum(enc, sym, b, rep(sym, b).maximal_isr, rep(sym, b).view.isr, True)
     )
 
 
 def current_quorum(enc: Encoding, sym: Sym) -> Term:
     """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_current`."""
     return every(
-        enc, lambda b: _current(enc, sym, b, rep(sym, b).maximal, rep(sym, b).view.isr, True)
+        enc, lambda b: _current(enc, sym, b, rep(sym, b).maximal_isr, rep(sym, b).view.isr, True)
     )
 
 
@@ -716,7 +744,7 @@ def followers_known(enc: Encoding, sym: Sym) -> Term:
             if m == b:
                 continue
             f, c = lr.followers[m - 1], rep(sym, m)
-            known = and_(eq(lr.role, LEADER), f.fetched)
+            known = and_(eq(lr.role, LEADER), f.fetched_this_epoch)
             parts.append(
                 implies(and_(known, can_fetch(enc, sym, m, b)), holds_prefix(enc, c, lr.log, f.leo))
             )
@@ -738,8 +766,8 @@ def maximal_fetched(enc: Encoding, sym: Sym) -> Term:
         for m in brokers(enc):
             if m != b:
                 f = lr.followers[m - 1]
-                member = and_(eq(lr.role, LEADER), s.has(lr.maximal, m), f.leo >= 0)
-                parts.append(implies(member, f.fetched))
+                member = and_(eq(lr.role, LEADER), s.has(lr.maximal_isr, m), f.leo >= 0)
+                parts.append(implies(member, f.fetched_this_epoch))
     return and_(*parts)
 
 
@@ -751,13 +779,15 @@ def pending_caught_up(enc: Encoding, sym: Sym) -> Term:
     for b in brokers(enc):
         lr = rep(sym, b)
         proposing = and_(eq(lr.role, LEADER), lr.pending)
-        parts.append(implies(proposing, eq(lr.pending_pe, lr.view.partition_epoch)))
+        parts.append(implies(proposing, eq(lr.pending_partition_epoch, lr.view.partition_epoch)))
         for m in brokers(enc):
             if m == b:
                 continue
             f = lr.followers[m - 1]
             added = and_(proposing, s.has(lr.pending_isr, m), not_(s.has(lr.view.isr, m)))
-            parts.append(implies(added, and_(f.fetched, f.leo >= lr.hwm, f.leo >= lr.leso)))
+            parts.append(
+                implies(added, and_(f.fetched_this_epoch, f.leo >= lr.hwm, f.leo >= lr.leso))
+            )
     return and_(*parts)
 
 
@@ -769,7 +799,7 @@ def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
     s = enc.sets
     parts = []
     for b in brokers(enc):
-        q, r, a = sym.reqs[b - 1], rep(sym, b), sym.brokers[b - 1].ap
+        q, r, a = sym.ap_requests[b - 1], rep(sym, b), sym.brokers[b - 1].ap_response
         current = and_(
             eq(r.role, LEADER),
             eq(q.leader_epoch, r.view.leader_epoch),
@@ -780,8 +810,8 @@ def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
             implies(
                 and_(a.present, eq(a.error, 0)),
                 and_(
-                    s.subset(a.isr, a.req_isr),
-                    a.partition_epoch >= a.req_pe,
+                    s.subset(a.isr, a.request_isr),
+                    a.partition_epoch >= a.request_partition_epoch,
                     a.leader_epoch <= r.view.leader_epoch,
                 ),
             )
@@ -804,19 +834,21 @@ def divergence_costs_records(enc: Encoding, sym: Sym) -> Term:
     # epoch answered (below the leader's own) end at the offset answered
     for b in brokers(enc):
         k = sym.brokers[b - 1]
-        f = k.fetch
+        f = k.fetch_response
         told = and_(
             f.present,
             f.diverging,
             _awaited(k.replica, f),
-            f.div_end >= 1,
-            f.div_epoch >= 1,
-            f.div_epoch < f.leader_epoch,
+            f.diverging_end >= 1,
+            f.diverging_epoch >= 1,
+            f.diverging_epoch < f.leader_epoch,
         )
-        parts.append(implies(told, f.div_end <= written))
+        parts.append(implies(told, f.diverging_end <= written))
         for a, _, a_end in logs:
             for o in range(enc.r):
-                differ = and_(told, eq(f.div_end, o + 1), o < a_end, ne(a[o], f.div_epoch))
+                differ = and_(
+                    told, eq(f.diverging_end, o + 1), o < a_end, ne(a[o], f.diverging_epoch)
+                )
                 parts.append(implies(differ, written >= o + 2))
     return and_(*parts)
 
@@ -828,9 +860,9 @@ def committed_below_leader(enc: Encoding, sym: Sym) -> Term:
         lambda b: implies(
             and_(
                 eq(rep(sym, b).role, LEADER),
-                eq(rep(sym, b).view.leader_epoch, sym.cur.leader_epoch),
+                eq(rep(sym, b).view.leader_epoch, sym.partition.leader_epoch),
             ),
-            sym.ghost.thwm <= imax(rep(sym, b).leso, rep(sym, b).hwm),
+            sym.ghost.true_hwm <= imax(rep(sym, b).leso, rep(sym, b).hwm),
         ),
     )
 
@@ -853,7 +885,7 @@ def followed_leader_complete(enc: Encoding, sym: Sym) -> Term:
                 eq(lr.role, LEADER),
                 eq(lr.view.leader_epoch, cr.view.leader_epoch),
             )
-            parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
+            parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.true_hwm)))
     return and_(*parts)
 
 
@@ -865,13 +897,13 @@ def truncation_keeps(enc: Encoding, sym: Sym) -> Term:
     parts = []
     for c in brokers(enc):
         k = sym.brokers[c - 1]
-        f, r = k.fetch, k.replica
-        at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+        f, r = k.fetch_response, k.replica
+        at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
         awaited = and_(f.present, f.diverging, _awaited(r, f))
         member = and_(
-            enc.sets.has(candidates(enc, sym), c), holds_prefix(enc, r, g.committed, g.thwm)
+            enc.sets.has(candidates(enc, sym), c), holds_prefix(enc, r, g.committed, g.true_hwm)
         )
-        parts.append(implies(and_(awaited, member), at >= g.thwm))
+        parts.append(implies(and_(awaited, member), at >= g.true_hwm))
         for b in brokers(enc):
             if b == c:
                 continue
@@ -912,7 +944,7 @@ def fetched_in_epoch(enc: Encoding, sym: Sym) -> Term:
         lr = rep(sym, b)
         for m in brokers(enc):
             if m != b:
-                known = and_(eq(lr.role, LEADER), lr.followers[m - 1].fetched)
+                known = and_(eq(lr.role, LEADER), lr.followers[m - 1].fetched_this_epoch)
                 parts.append(implies(known, rep(sym, m).view.leader_epoch >= lr.view.leader_epoch))
     return and_(*parts)
 
@@ -934,13 +966,13 @@ def leaderless_fenced(enc: Encoding, sym: Sym) -> Term:
     initial registration may have none. The leader is never fenced (fencing it elects
     another)."""
     s = enc.sets
-    p = sym.cur
+    p = sym.partition
     return and_(
         implies(
             and_(eq(p.leader, -1), p.partition_epoch > 1),
-            and_(*(implies(s.has(p.isr, b), sym.regs[b - 1].fenced) for b in brokers(enc))),
+            and_(*(implies(s.has(p.isr, b), sym.registry[b - 1].fenced) for b in brokers(enc))),
         ),
-        *(implies(eq(p.leader, b), not_(sym.regs[b - 1].fenced)) for b in brokers(enc)),
+        *(implies(eq(p.leader, b), not_(sym.registry[b - 1].fenced)) for b in brokers(enc)),
     )
 
 
@@ -967,7 +999,7 @@ def _left_behind(
 
 def _lacks_committed(enc: Encoding, sym: Sym, x: int) -> Term:
     g = sym.ghost
-    return and_(g.thwm > 0, not_(holds_prefix(enc, rep(sym, x), g.committed, g.thwm)))
+    return and_(g.true_hwm > 0, not_(holds_prefix(enc, rep(sym, x), g.committed, g.true_hwm)))
 
 
 def lacking_leaders_left(enc: Encoding, sym: Sym) -> Term:
@@ -1011,13 +1043,13 @@ def same_epoch_isr(enc: Encoding, sym: Sym) -> Term:
 
     def ok(b: int) -> Term:
         r = rep(sym, b)
-        a = sym.brokers[b - 1].ap
-        current = and_(eq(r.role, LEADER), eq(r.view.leader_epoch, sym.cur.leader_epoch))
-        answered = and_(a.present, eq(a.error, 0), eq(a.leader_epoch, sym.cur.leader_epoch))
+        a = sym.brokers[b - 1].ap_response
+        current = and_(eq(r.role, LEADER), eq(r.view.leader_epoch, sym.partition.leader_epoch))
+        answered = and_(a.present, eq(a.error, 0), eq(a.leader_epoch, sym.partition.leader_epoch))
         proposed = s.ite(and_(r.pending, a.present, eq(a.error, 0)), r.pending_isr, 0)
         return and_(
-            implies(current, s.subset(sym.cur.isr, s.union(r.view.isr, proposed))),
-            implies(answered, s.subset(sym.cur.isr, a.isr)),
+            implies(current, s.subset(sym.partition.isr, s.union(r.view.isr, proposed))),
+            implies(answered, s.subset(sym.partition.isr, a.isr)),
         )
 
     return every(enc, ok)
@@ -1032,8 +1064,8 @@ def _stale_bounds(enc: Encoding, sym: Sym, leader: int) -> list[tuple[Term, Term
     out = [
         (
             and_(lead, may_commit(enc, lr.view.isr)),
-            lr.maximal,
-            commit_bound(enc, sym, leader, lr.maximal),
+            lr.maximal_isr,
+            commit_bound(enc, sym, leader, lr.maximal_isr),
         )
     ]
     isr, _, accepted = _answer(enc, sym, leader)
@@ -1072,7 +1104,7 @@ def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
                         and_(frozen(enc, sym, b, members), holds_prefix(enc, cr, lr.log, bound)),
                     )
                 )
-                f = sym.brokers[c - 1].fetch
+                f = sym.brokers[c - 1].fetch_response
                 truncating = and_(
                     premise,
                     f.present,
@@ -1081,7 +1113,7 @@ def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
                     f.leader_epoch > lr.view.leader_epoch,
                     holds_prefix(enc, cr, lr.log, bound),
                 )
-                at = truncation_point(enc, cr.log, cr.leo, f.div_epoch, f.div_end)
+                at = truncation_point(enc, cr.log, cr.leo, f.diverging_epoch, f.diverging_end)
                 parts.append(implies(truncating, at >= bound))
     return and_(*parts)
 
@@ -1157,7 +1189,7 @@ def _with_elr(enc: Encoding, sym: Sym) -> list[tuple[Reg, Term | None]]:
     """Each of `_registrations` with its ELR and last known leader, where the copy carries them
     (the controller's)."""
     regs = _registrations(enc, sym)
-    return [(regs[0], _elr(enc, sym.cur))] + [(r, None) for r in regs[1:]]
+    return [(regs[0], _elr(enc, sym.partition))] + [(r, None) for r in regs[1:]]
 
 
 def _elr(enc: Encoding, snap: Snap) -> Term:
@@ -1170,7 +1202,7 @@ def _commits(sym: Sym, floor: Term | None) -> list[tuple[int, Term, Term]]:
     g = sym.ghost
     out = []
     for o, epoch in enumerate(g.committed_in):
-        premise = o < g.thwm if floor is None else and_(o < g.thwm, epoch <= floor)
+        premise = o < g.true_hwm if floor is None else and_(o < g.true_hwm, epoch <= floor)
         out.append((o, premise, epoch))
     return out
 
@@ -1213,9 +1245,9 @@ def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
     def kept(b: int) -> Term:
         # a diverging response such a leader sent keeps those records
         k = sym.brokers[b - 1]
-        f, r = k.fetch, k.replica
+        f, r = k.fetch_response, k.replica
         awaited = and_(f.present, f.diverging, _awaited(r, f))
-        at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+        at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
         return and_(
             *(
                 implies(and_(awaited, premise, o < r.leo, eq(r.log[o], g.committed[o])), o < at)
@@ -1240,7 +1272,7 @@ def candidates_past_commits(enc: Encoding, sym: Sym) -> Term:
     return and_(
         every(enc, past),
         *(
-            implies(premise, epoch <= sym.cur.leader_epoch)
+            implies(premise, epoch <= sym.partition.leader_epoch)
             for _, premise, epoch in _commits(sym, None)
         ),
     )
@@ -1316,9 +1348,11 @@ AUXILIARY: tuple[Invariant, ...] = (
 def _history_shape(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(
         registration_shape(enc, snap),
-        snap.leader_epoch <= sym.cur.leader_epoch,
-        snap.partition_epoch <= sym.cur.partition_epoch,
-        implies(eq(snap.leader_epoch, sym.cur.leader_epoch), eq(snap.leader, sym.cur.leader)),
+        snap.leader_epoch <= sym.partition.leader_epoch,
+        snap.partition_epoch <= sym.partition.partition_epoch,
+        implies(
+            eq(snap.leader_epoch, sym.partition.leader_epoch), eq(snap.leader, sym.partition.leader)
+        ),
     )
 
 
@@ -1501,8 +1535,8 @@ def _applied_as_leader_by(enc: Encoding, snap: Snap, sym: Sym, b: int) -> Term:
     invariants and the completeness clauses are kept on applying by the invariants alone:
     asking it of the record too, as this fact once did, proves the same at twice the cost.)"""
     k = sym.brokers[b - 1]
-    can = and_(eq(snap.leader, b), running(k), k.applied < snap.partition_epoch)
-    after = with_broker(sym, b, k._replace(applied=snap.partition_epoch, initialised=True))
+    can = and_(eq(snap.leader, b), running(k), k.applied_epoch < snap.partition_epoch)
+    after = with_broker(sym, b, k._replace(applied_epoch=snap.partition_epoch, initialised=True))
     after = act_on(enc, after, b, snap)
     return implies(can, later_leaders_hold(enc, after))
 
@@ -1606,8 +1640,8 @@ def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
 
     def lacking(x: int) -> Term:
         k = sym.brokers[x - 1]
-        f, r = k.fetch, k.replica
-        cut = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end) < g.thwm
+        f, r = k.fetch_response, k.replica
+        cut = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end) < g.true_hwm
         awaits_cut = and_(f.present, f.diverging, _awaited(r, f), cut)
         losing = and_(eq(a.leader, x), r.view.leader_epoch < a.leader_epoch, awaits_cut)
         return or_(lacks(x), losing)
@@ -1685,11 +1719,11 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     g = sym.ghost
     parts = []
     k = sym.brokers[x - 1]
-    f, r = k.fetch, k.replica
+    f, r = k.fetch_response, k.replica
     coming = and_(eq(snap.leader, x), r.view.leader_epoch < snap.leader_epoch)
     awaited = and_(f.present, f.diverging, _awaited(r, f))
-    holding = holds_prefix(enc, r, g.committed, g.thwm)
-    at = truncation_point(enc, r.log, r.leo, f.div_epoch, f.div_end)
+    holding = holds_prefix(enc, r, g.committed, g.true_hwm)
+    at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
     anyone = _followed(enc, snap, sym, x)
     but = {b: _followed(enc, snap, sym, x, b) for b in brokers(enc) if b != x}
     # followed by another than the leader that sent the response, while it is at the
@@ -1703,7 +1737,7 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
             for b, other in but.items()
         )
     )
-    parts.append(implies(and_(coming, sent, awaited, holding), at >= g.thwm))
+    parts.append(implies(and_(coming, sent, awaited, holding), at >= g.true_hwm))
     for b in brokers(enc):
         lr = rep(sym, b)
         if b != x:
@@ -1715,7 +1749,7 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
                 eq(lr.role, LEADER),
                 eq(lr.view.leader_epoch, r.view.leader_epoch),
             )
-            parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.thwm)))
+            parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.true_hwm)))
     return and_(*parts)
 
 
@@ -1747,7 +1781,7 @@ def _same_epoch_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     parts = []
     for x in brokers(enc):
         r = rep(sym, x)
-        a = sym.brokers[x - 1].ap
+        a = sym.brokers[x - 1].ap_response
         newer = and_(
             eq(r.role, LEADER),
             eq(r.view.leader_epoch, snap.leader_epoch),

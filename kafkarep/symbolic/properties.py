@@ -21,13 +21,15 @@ def holds_committed(enc: Encoding, sym: Sym, r: Rep) -> Term:
     """The replica holds the committed log: every offset below the True HWM, same records."""
     g = sym.ghost
     return and_(
-        r.leo >= g.thwm,
-        *(implies(o < g.thwm, eq(r.log[o], c)) for o, c in enumerate(g.committed)),
+        r.leo >= g.true_hwm,
+        *(implies(o < g.true_hwm, eq(r.log[o], c)) for o, c in enumerate(g.committed)),
     )
 
 
 def holds_acked(enc: Encoding, sym: Sym, r: Rep) -> Term:
-    return and_(*(ops.epochs_within(p, r.log[o], o < r.leo) for o, p in enumerate(sym.ghost.pos)))
+    return and_(
+        *(ops.epochs_within(p, r.log[o], o < r.leo) for o, p in enumerate(sym.ghost.pos_acked))
+    )
 
 
 def _for_leader(enc: Encoding, sym: Sym, test: Callable[[Rep], Term]) -> Term:
@@ -35,14 +37,16 @@ def _for_leader(enc: Encoding, sym: Sym, test: Callable[[Rep], Term]) -> Term:
     for k in range(1, enc.n + 1):
         b = sym.brokers[k - 1]
         checks.append(
-            implies(and_(eq(sym.cur.leader, k), running(b), b.replica.present), test(b.replica))
+            implies(
+                and_(eq(sym.partition.leader, k), running(b), b.replica.present), test(b.replica)
+            )
         )
     return and_(*checks)
 
 
 def committed_log(enc: Encoding, sym: Sym) -> Term:
     return implies(
-        sym.ghost.thwm > 0, _for_leader(enc, sym, lambda r: holds_committed(enc, sym, r))
+        sym.ghost.true_hwm > 0, _for_leader(enc, sym, lambda r: holds_committed(enc, sym, r))
     )
 
 
@@ -60,25 +64,25 @@ def _members_complete(enc: Encoding, sym: Sym, members: Term) -> Term:
                 holds_committed(enc, sym, b.replica),
             )
         )
-    return implies(sym.ghost.thwm > 0, and_(*checks))
+    return implies(sym.ghost.true_hwm > 0, and_(*checks))
 
 
 def isr_complete(enc: Encoding, sym: Sym) -> Term:
-    return _members_complete(enc, sym, sym.cur.isr)
+    return _members_complete(enc, sym, sym.partition.isr)
 
 
 def elr_complete(enc: Encoding, sym: Sym) -> Term:
     if not enc.cfg.options.elr_enabled:
         return True
-    return _members_complete(enc, sym, sym.cur.elr)
+    return _members_complete(enc, sym, sym.partition.elr)
 
 
 def acks(enc: Encoding, sym: Sym) -> Term:
-    return ops.not_(sym.ghost.ack_below)
+    return ops.not_(sym.ghost.ack_below_min_isr)
 
 
 def hwm(enc: Encoding, sym: Sym) -> Term:
-    return ops.not_(sym.ghost.hwm_below)
+    return ops.not_(sym.ghost.hwm_below_min_isr)
 
 
 CLAUSES: dict[str, Clause] = {

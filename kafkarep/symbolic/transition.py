@@ -116,7 +116,7 @@ class Relation:
             return tuple(
                 self.enc.sets.of(c) for k in range(1, self.enc.n + 1) for c in combinations(ids, k)
             )
-        return range(1, sym.cur.partition_epoch + 2)
+        return range(1, sym.partition.partition_epoch + 2)
 
     def action(self, instance: Instance, arg: Term, before: ClusterState) -> Action:
         """The concrete action an instance with an argument stands for in a concrete state."""
@@ -163,15 +163,15 @@ def with_replica(sym: Sym, broker: int, r: Rep) -> Sym:
 
 
 def with_reg(sym: Sym, broker: int, reg: Reg) -> Sym:
-    regs = list(sym.regs)
+    regs = list(sym.registry)
     regs[broker - 1] = reg
-    return sym._replace(regs=tuple(regs))
+    return sym._replace(registry=tuple(regs))
 
 
 def with_req(sym: Sym, broker: int, req: ApReq) -> Sym:
-    reqs = list(sym.reqs)
+    reqs = list(sym.ap_requests)
     reqs[broker - 1] = req
-    return sym._replace(reqs=tuple(reqs))
+    return sym._replace(ap_requests=tuple(reqs))
 
 
 def spend(sym: Sym, budget: str) -> Sym:
@@ -182,7 +182,7 @@ def hist_get(enc: Encoding, hist: tuple[Snap, ...], pe: Term) -> Snap:
     if isinstance(pe, int):
         return hist[pe - 1] if 1 <= pe <= len(hist) else enc.blank_snap()
     out = enc.blank_snap()
-    for k in range(min(len(hist), enc.pe_limit or len(hist)) - 1, -1, -1):
+    for k in range(min(len(hist), enc.partition_epoch_limit or len(hist)) - 1, -1, -1):
         out = enc.merge(eq(pe, k + 1), hist[k], out, Snap)
     return out
 
@@ -192,10 +192,10 @@ def hist_append(enc: Encoding, hist: tuple[Snap, ...], when: Term, snap: Snap) -
     evaluation) the log grows; with one, it is a fixed tuple of slots."""
     if enc.abstract_history:
         return hist
-    if not enc.c:
+    if not enc.capacity:
         assert isinstance(when, bool)
         return hist + (snap,) if when else hist
-    limit = enc.pe_limit + 1 if enc.pe_limit else len(hist)
+    limit = enc.partition_epoch_limit + 1 if enc.partition_epoch_limit else len(hist)
     return tuple(
         enc.merge(and_(when, eq(snap.partition_epoch, k + 1)), snap, h, Snap) if k < limit else h
         for k, h in enumerate(hist)
@@ -204,19 +204,23 @@ def hist_append(enc: Encoding, hist: tuple[Snap, ...], when: Term, snap: Snap) -
 
 def metadata(enc: Encoding, sym: Sym) -> Any:
     """What the controller rules read of a symbolic state."""
-    return Terms(enc).metadata(sym.cur, sym.regs)
+    return Terms(enc).metadata(sym.partition, sym.registry)
 
 
 def commit(enc: Encoding, sym: Sym, outcome: Outcome) -> Sym:
     """Adopt what a controller rule decided: append a committed change record to the metadata
     log, and take the broker registry it leaves."""
-    regs = sym.regs if outcome.brokers is None else outcome.brokers.regs
+    regs = sym.registry if outcome.brokers is None else outcome.brokers.registrations
     eligible = tuple(
         ite(outcome.changed, now, before)
-        for now, before in zip(eligible_now(regs), sym.cur.eligible, strict=True)
+        for now, before in zip(eligible_now(regs), sym.partition.eligible, strict=True)
     )
     cur = outcome.partition._replace(eligible=eligible)
-    return sym._replace(cur=cur, hist=hist_append(enc, sym.hist, outcome.changed, cur), regs=regs)
+    return sym._replace(
+        partition=cur,
+        metadata_log=hist_append(enc, sym.metadata_log, outcome.changed, cur),
+        registry=regs,
+    )
 
 
 def eligible_now(regs: tuple[Reg, ...]) -> tuple[Term, ...]:
@@ -235,7 +239,7 @@ def isr_eligible(enc: Encoding, r: Rep, m: int) -> Term:
     return and_(
         or_(entry >= 0, not enc.cfg.guard_on("isr_join.alive_in_leader_metadata")),
         or_(
-            and_(cached >= 0, eq(cached, f.bepoch)),
+            and_(cached >= 0, eq(cached, f.broker_epoch)),
             not enc.cfg.guard_on("isr_join.broker_epoch_in_leader_metadata"),
         ),
     )
@@ -315,14 +319,16 @@ def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
     offset: Term = r.leo
     for m in range(1, enc.n + 1):
         if m != broker:
-            offset = ite(s.has(r.maximal, m), imin(offset, imax(r.followers[m - 1].leo, 0)), offset)
+            offset = ite(
+                s.has(r.maximal_isr, m), imin(offset, imax(r.followers[m - 1].leo, 0)), offset
+            )
     if cfg.hwm_waits_for_caught_up_followers and cfg.guard_on("hwm.waits_for_caught_up_follower"):
         for m in range(1, enc.n + 1):
             f = r.followers[m - 1]
             waits = and_(
                 m != broker,
                 s.has(r.view.replicas, m),
-                not_(s.has(r.maximal, m)),
+                not_(s.has(r.maximal_isr, m)),
                 f.caught_up,
                 isr_eligible(enc, r, m),
                 f.leo < offset,
@@ -333,40 +339,41 @@ def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
     passes = or_(not required, at_min, not cfg.guard_on("hwm.isr_at_min_isr"))
     advance = and_(offset > r.hwm, passes)
     g = sym.ghost
-    hwm_below = g.hwm_below
+    hwm_below = g.hwm_below_min_isr
     if cfg.options.elr_enabled:
         hwm_below = or_(hwm_below, and_(advance, not_(at_min)))
-    start = r.unacked
+    start = r.unacked_from
     acking = and_(advance, start >= 0, start < offset)
-    positive = s.size(r.maximal) >= cfg.min_isr
-    ack_below = g.ack_below
-    pos = list(g.pos)
-    recv = list(r.recv)
+    positive = s.size(r.maximal_isr) >= cfg.min_isr
+    ack_below = g.ack_below_min_isr
+    pos = list(g.pos_acked)
+    recv = list(r.received)
     for o in range(enc.r):
         judged = and_(acking, start <= o, o < offset)
         ack_below = or_(ack_below, and_(judged, positive, s.size(recv[o]) < cfg.min_isr))
         pos[o] = ops.epochs_add(pos[o], r.log[o], and_(judged, positive), enc.r)
         recv[o] = s.ite(judged, 0, recv[o])
     unacked = ite(acking, ite(offset < r.leo, offset, -1), start)
-    extend = and_(advance, offset > g.thwm)
+    extend = and_(advance, offset > g.true_hwm)
     committed = tuple(
-        ite(and_(extend, g.thwm <= o, o < offset), r.log[o], c) for o, c in enumerate(g.committed)
+        ite(and_(extend, g.true_hwm <= o, o < offset), r.log[o], c)
+        for o, c in enumerate(g.committed)
     )
     le = r.view.leader_epoch
     committed_in = tuple(
-        ite(and_(advance, r.hwm <= o, o < offset, or_(g.thwm <= o, le < c)), le, c)
+        ite(and_(advance, r.hwm <= o, o < offset, or_(g.true_hwm <= o, le < c)), le, c)
         for o, c in enumerate(g.committed_in)
     )
     ghost = Ghost(
-        ite(extend, offset, g.thwm), committed, tuple(pos), ack_below, hwm_below, committed_in
+        ite(extend, offset, g.true_hwm), committed, tuple(pos), ack_below, hwm_below, committed_in
     )
-    r = r._replace(hwm=ite(advance, offset, r.hwm), unacked=unacked, recv=tuple(recv))
+    r = r._replace(hwm=ite(advance, offset, r.hwm), unacked_from=unacked, received=tuple(recv))
     return with_replica(sym, broker, r)._replace(ghost=ghost)
 
 
 def forget_unacked(enc: Encoding, r: Rep) -> Rep:
     """nack_unacked: the leader's unacknowledged writes fail; nobody tracks their receivers."""
-    return r._replace(unacked=-1, recv=(0,) * enc.r)
+    return r._replace(unacked_from=-1, received=(0,) * enc.r)
 
 
 # --- data plane (model/actions/data.py) --------------------------------------------------------
@@ -394,9 +401,9 @@ def produce(enc: Encoding, broker: int) -> list[Instance]:
         r = r._replace(
             leo=o + 1,
             log=tuple(ite(eq(k, o), r.view.leader_epoch, e) for k, e in enumerate(r.log)),
-            unacked=ite(r.unacked >= 0, r.unacked, o),
-            recv=tuple(
-                enc.sets.ite(eq(k, o), enc.sets.bit(broker), x) for k, x in enumerate(r.recv)
+            unacked_from=ite(r.unacked_from >= 0, r.unacked_from, o),
+            received=tuple(
+                enc.sets.ite(eq(k, o), enc.sets.bit(broker), x) for k, x in enumerate(r.received)
             ),
         )
         sym = spend(with_replica(sym, broker, r), "records")
@@ -418,8 +425,8 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
             *(eq(x, y) for x, y in zip(f.log, lr.log, strict=True)),
             eq(f.hwm, lr.hwm),
             eq(lr.followers[follower - 1].leo, f.leo),
-            eq(lr.followers[follower - 1].bepoch, fb.epoch),
-            eq(lr.followers[follower - 1].fetched, True),
+            eq(lr.followers[follower - 1].broker_epoch, fb.epoch),
+            eq(lr.followers[follower - 1].fetched_this_epoch, True),
             eq(lr.followers[follower - 1].caught_up, True),
             or_(
                 s.has(lr.view.isr, follower),
@@ -430,7 +437,7 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
             running(fb),
             f.present,
             eq(f.role, FOLLOWER),
-            not_(fb.fetch.present),
+            not_(fb.fetch_response.present),
             f.view.present,
             eq(f.view.leader, leader),
             leader_replica(lb),
@@ -471,7 +478,9 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
         )
         sym = enc.merge(diverging, sym, fetched)
         response = enc.merge(diverging, refusal, answer, Fetch)
-        return with_broker(sym, follower, sym.brokers[follower - 1]._replace(fetch=response))
+        return with_broker(
+            sym, follower, sym.brokers[follower - 1]._replace(fetch_response=response)
+        )
 
     return Instance("fetch", follower, leader, None, guard, update)
 
@@ -485,28 +494,28 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
 
     def guard(sym: Sym, _: Term) -> Term:
         b = sym.brokers[broker - 1]
-        return and_(running(b), b.fetch.present)
+        return and_(running(b), b.fetch_response.present)
 
     def update(sym: Sym, _: Term) -> Sym:
         b = sym.brokers[broker - 1]
-        a = b.fetch
+        a = b.fetch_response
         r = b.replica
-        sym = with_broker(sym, broker, b._replace(fetch=enc.no_fetch()))
+        sym = with_broker(sym, broker, b._replace(fetch_response=enc.no_fetch()))
         in_fetcher = and_(
             r.present, eq(r.role, FOLLOWER), r.view.present, eq(r.view.leader, a.leader)
         )
         epoch_ok = and_(r.present, r.view.present, eq(r.view.leader_epoch, a.leader_epoch))
-        offset_ok = and_(r.present, eq(r.leo, a.offset))
+        offset_ok = and_(r.present, eq(r.leo, a.fetch_offset))
         applies = and_(
             in_fetcher,
             or_(epoch_ok, not options.guard_on("fetch_response.leader_epoch_matches")),
             or_(offset_ok, not options.guard_on("fetch_response.fetch_offset_matches")),
         )
         # truncate at the divergence point
-        at = truncation_point(enc, r.log, r.leo, a.div_epoch, a.div_end)
+        at = truncation_point(enc, r.log, r.leo, a.diverging_epoch, a.diverging_end)
         truncated = r._replace(log=cut(r.log, at), leo=at, hwm=imin(r.hwm, at))
         # append the entries after the log (at the fetch offset, unless that guard is off)
-        count = a.end - a.offset
+        count = a.end - a.fetch_offset
         leo = r.leo + count
         if options.guard_on("fetch_response.fetch_offset_matches"):
             log = tuple(
@@ -514,7 +523,11 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
             )
         else:
             log = tuple(
-                ite(k < r.leo, e, ite(k < leo, ops.select(a.entries, k - r.leo + a.offset, 0), 0))
+                ite(
+                    k < r.leo,
+                    e,
+                    ite(k < leo, ops.select(a.entries, k - r.leo + a.fetch_offset, 0), 0),
+                )
                 for k, e in enumerate(r.log)
             )
         appended = r._replace(log=log, leo=leo, hwm=imin(a.hwm, leo))
@@ -542,17 +555,17 @@ def receive(
                     when,
                     start <= k,
                     k < end,
-                    r.unacked >= 0,
-                    r.unacked <= k,
+                    r.unacked_from >= 0,
+                    r.unacked_from <= k,
                     k < r.leo,
                     eq(r.log[k], log[k]),
                 ),
                 s.union(x, s.bit(broker)),
                 x,
             )
-            for k, x in enumerate(r.recv)
+            for k, x in enumerate(r.received)
         )
-        sym = with_replica(sym, p, r._replace(recv=recv))
+        sym = with_replica(sym, p, r._replace(received=recv))
     return sym
 
 
@@ -565,8 +578,8 @@ def idle_leader(sym: Sym, broker: int) -> Term:
     return and_(
         leader_replica(b),
         not_(r.pending),
-        not_(b.ap.present),
-        not_(sym.reqs[broker - 1].present),
+        not_(b.ap_response.present),
+        not_(sym.ap_requests[broker - 1].present),
     )
 
 
@@ -579,16 +592,16 @@ def send(enc: Encoding, sym: Sym, broker: int, isr: Term, recovering: Term) -> S
     def known(m: int) -> Term:
         if m == broker:
             return b.epoch
-        e = r.followers[m - 1].bepoch
+        e = r.followers[m - 1].broker_epoch
         return ite(e >= 0, e, -1)
 
     epochs = tuple(ite(s.has(isr, m), known(m), 0) for m in range(1, enc.n + 1))
     request = ApReq(True, view.leader_epoch, view.partition_epoch, isr, epochs, recovering, b.epoch)
     r = r._replace(
-        maximal=s.union(view.isr, isr),
+        maximal_isr=s.union(view.isr, isr),
         pending=True,
         pending_isr=isr,
-        pending_pe=view.partition_epoch,
+        pending_partition_epoch=view.partition_epoch,
     )
     return with_req(with_replica(sym, broker, r), broker, request)
 
@@ -670,7 +683,7 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
                 r.view.present,
                 s.has(r.view.replicas, follower),
                 f.caught_up,
-                not_(s.has(r.maximal, follower)),
+                not_(s.has(r.maximal_isr, follower)),
                 f.leo < r.leo,
                 isr_eligible(enc, r, follower),
             )
@@ -699,14 +712,14 @@ def recover_leader(enc: Encoding, broker: int) -> list[Instance]:
 
 def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
     def guard(sym: Sym, _: Term) -> Term:
-        return sym.reqs[broker - 1].present
+        return sym.ap_requests[broker - 1].present
 
     def update(sym: Sym, _: Term) -> Sym:
-        q = sym.reqs[broker - 1]
+        q = sym.ap_requests[broker - 1]
         request = AlterPartition(broker, q, enc.sets)
         outcome = decided(rules.alter_partition(metadata(enc, sym), request))
         sym = with_req(commit(enc, sym, outcome), broker, enc.no_request())
-        p = sym.cur
+        p = sym.partition
         failed = ne(outcome.error, ERROR[Error.NONE])
         response = ApResp(
             True,
@@ -721,7 +734,11 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
         )
         b = sym.brokers[broker - 1]
         delivered = and_(running(b), eq(b.epoch, q.broker_epoch))
-        return with_broker(sym, broker, b._replace(ap=enc.merge(delivered, response, b.ap, ApResp)))
+        return with_broker(
+            sym,
+            broker,
+            b._replace(ap_response=enc.merge(delivered, response, b.ap_response, ApResp)),
+        )
 
     return [Instance("handle_alter_partition", CONTROLLER, broker, None, guard, update)]
 
@@ -732,19 +749,19 @@ def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
 
     def guard(sym: Sym, _: Term) -> Term:
         b = sym.brokers[broker - 1]
-        return and_(running(b), b.ap.present)
+        return and_(running(b), b.ap_response.present)
 
     def update(sym: Sym, _: Term) -> Sym:
         b = sym.brokers[broker - 1]
-        a = b.ap
+        a = b.ap_response
         r = b.replica
-        sym = with_broker(sym, broker, b._replace(ap=enc.no_ap_response()))
+        sym = with_broker(sym, broker, b._replace(ap_response=enc.no_ap_response()))
         mine = and_(
             r.present,
             eq(r.role, LEADER),
             r.pending,
-            s.eq(r.pending_isr, a.req_isr),
-            eq(r.pending_pe, a.req_pe),
+            s.eq(r.pending_isr, a.request_isr),
+            eq(r.pending_partition_epoch, a.request_partition_epoch),
         )
         rolls_back = and_(mine, or_(*(eq(a.error, e) for e in roll_back)))
         accepted = and_(
@@ -753,13 +770,13 @@ def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
             eq(a.leader_epoch, r.view.leader_epoch),
             a.partition_epoch >= r.view.partition_epoch,
         )
-        cleared = r._replace(pending=False, pending_isr=0, pending_pe=0)
-        rolled = cleared._replace(maximal=r.view.isr)
+        cleared = r._replace(pending=False, pending_isr=0, pending_partition_epoch=0)
+        rolled = cleared._replace(maximal_isr=r.view.isr)
         view = r.view._replace(
             isr=a.isr, partition_epoch=a.partition_epoch, recovering=a.recovering
         )
         adopted = maybe_advance_hwm(
-            enc, with_replica(sym, broker, cleared._replace(view=view, maximal=a.isr)), broker
+            enc, with_replica(sym, broker, cleared._replace(view=view, maximal_isr=a.isr)), broker
         )
         after_roll_back = with_replica(sym, broker, rolled)
         return enc.merge(accepted, adopted, enc.merge(rolls_back, after_roll_back, sym))
@@ -776,38 +793,40 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
 
     def guard(sym: Sym, pe: Term) -> Term:
         b = sym.brokers[broker - 1]
-        first = ite(b.initialised, b.applied + 1, sym.cur.partition_epoch)
-        return and_(running(b), first <= pe, pe <= sym.cur.partition_epoch)
+        first = ite(b.initialised, b.applied_epoch + 1, sym.partition.partition_epoch)
+        return and_(running(b), first <= pe, pe <= sym.partition.partition_epoch)
 
     def update(sym: Sym, pe: Term) -> Sym:
         b = sym.brokers[broker - 1]
-        snap = hist_get(enc, sym.hist, pe)
-        sym = with_broker(sym, broker, b._replace(applied=pe, initialised=True))
+        snap = hist_get(enc, sym.metadata_log, pe)
+        sym = with_broker(sym, broker, b._replace(applied_epoch=pe, initialised=True))
         return act_on(enc, sym, broker, snap)
 
     def guard_record(sym: Sym, snap: Snap) -> Term:
-        same = and_(*enc.equal(snap, sym.cur, Snap))
+        same = and_(*enc.equal(snap, sym.partition, Snap))
         facts = enc.history(enc, snap, sym, broker) if enc.history is not None else True
         return and_(
             guard(sym, snap.partition_epoch),
-            implies(eq(snap.partition_epoch, sym.cur.partition_epoch), same),
+            implies(eq(snap.partition_epoch, sym.partition.partition_epoch), same),
             facts,
         )
 
     def update_record(sym: Sym, snap: Snap) -> Sym:
         b = sym.brokers[broker - 1]
-        sym = with_broker(sym, broker, b._replace(applied=snap.partition_epoch, initialised=True))
+        sym = with_broker(
+            sym, broker, b._replace(applied_epoch=snap.partition_epoch, initialised=True)
+        )
         return act_on(enc, sym, broker, snap)
 
     def guard_latest(sym: Sym, _: Term) -> Term:
-        return guard(sym, sym.cur.partition_epoch)
+        return guard(sym, sym.partition.partition_epoch)
 
     def update_latest(sym: Sym, _: Term) -> Sym:
         b = sym.brokers[broker - 1]
         sym = with_broker(
-            sym, broker, b._replace(applied=sym.cur.partition_epoch, initialised=True)
+            sym, broker, b._replace(applied_epoch=sym.partition.partition_epoch, initialised=True)
         )
-        return act_on(enc, sym, broker, sym.cur)
+        return act_on(enc, sym, broker, sym.partition)
 
     if enc.abstract_history:
         return [Instance("apply_metadata", broker, None, "h", guard_record, update_record)]
@@ -819,18 +838,18 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
 def apply_registrations(enc: Encoding, broker: int) -> list[Instance]:
     def guard(sym: Sym, _: Term) -> Term:
         b = sym.brokers[broker - 1]
-        now = eligible_now(sym.regs)
+        now = eligible_now(sym.registry)
         return and_(
             running(b),
             b.initialised,
-            eq(b.applied, sym.cur.partition_epoch),
+            eq(b.applied_epoch, sym.partition.partition_epoch),
             leader_replica(b),
             not_(and_(*(eq(x, y) for x, y in zip(b.replica.eligible, now, strict=True)))),
         )
 
     def update(sym: Sym, _: Term) -> Sym:
         r = sym.brokers[broker - 1].replica
-        return with_replica(sym, broker, r._replace(eligible=eligible_now(sym.regs)))
+        return with_replica(sym, broker, r._replace(eligible=eligible_now(sym.registry)))
 
     return [Instance("apply_registrations", broker, None, None, guard, update)]
 
@@ -850,12 +869,12 @@ def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
     follower = forget_unacked(enc, r0)._replace(
         role=ite(snap.leader > 0, FOLLOWER, NONE),
         view=view_of(enc, snap),
-        maximal=snap.isr,
+        maximal_isr=snap.isr,
         leso=0,
         followers=(UNKNOWN_FOLLOWER,) * enc.n,
         pending=False,
         pending_isr=0,
-        pending_pe=0,
+        pending_partition_epoch=0,
         eligible=enc.nobody_eligible(),
     )
     as_follower = with_replica(sym, broker, follower)
@@ -874,7 +893,7 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
     promoted = forget_unacked(enc, r)._replace(
         role=LEADER,
         view=view,
-        maximal=snap.isr,
+        maximal_isr=snap.isr,
         leso=r.leo,
         followers=tuple(
             UNKNOWN_FOLLOWER._replace(caught_up=and_(s.has(snap.isr, m), m != broker))
@@ -882,36 +901,39 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
         ),
         pending=False,
         pending_isr=0,
-        pending_pe=0,
+        pending_partition_epoch=0,
     )
     followers = r.followers
     if cfg.options.guard_on("leader_epoch_change.reset_out_of_sync_followers"):
         followers = tuple(
             f._replace(
-                fetched=and_(f.fetched, s.has(snap.isr, m)),
+                fetched_this_epoch=and_(f.fetched_this_epoch, s.has(snap.isr, m)),
                 caught_up=and_(s.has(snap.isr, m), m != broker),
             )
             for m, f in enumerate(r.followers, start=1)
         )
     new_epoch = r._replace(
         view=view,
-        maximal=snap.isr,
+        maximal_isr=snap.isr,
         leso=r.leo,
         followers=followers,
         pending=False,
         pending_isr=0,
-        pending_pe=0,
+        pending_partition_epoch=0,
     )
     drop = and_(
-        r.pending, or_(cfg.pending_isr_on_metadata == "reset", snap.partition_epoch > r.pending_pe)
+        r.pending,
+        or_(
+            cfg.pending_isr_on_metadata == "reset", snap.partition_epoch > r.pending_partition_epoch
+        ),
     )
     keep = and_(r.pending, not_(drop))
     same_epoch = r._replace(
         view=view,
-        maximal=s.ite(keep, s.union(snap.isr, r.pending_isr), snap.isr),
+        maximal_isr=s.ite(keep, s.union(snap.isr, r.pending_isr), snap.isr),
         pending=keep,
         pending_isr=s.ite(keep, r.pending_isr, 0),
-        pending_pe=ite(keep, r.pending_pe, 0),
+        pending_partition_epoch=ite(keep, r.pending_partition_epoch, 0),
     )
     return enc.merge(
         ne(r.role, LEADER),
@@ -933,7 +955,7 @@ def fence(enc: Encoding, broker: int) -> list[Instance]:
         return and_(
             sym.budget.fences > 0,
             running(sym.brokers[broker - 1]),
-            not_(sym.regs[broker - 1].fenced),
+            not_(sym.registry[broker - 1].fenced),
         )
 
     def update(sym: Sym, _: Term) -> Sym:
@@ -947,9 +969,9 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
         b = sym.brokers[broker - 1]
         return and_(
             eq(b.status, RUNNING),
-            sym.regs[broker - 1].fenced,
+            sym.registry[broker - 1].fenced,
             b.initialised,
-            eq(b.applied, sym.cur.partition_epoch),
+            eq(b.applied_epoch, sym.partition.partition_epoch),
         )
 
     def update(sym: Sym, _: Term) -> Sym:
@@ -964,7 +986,7 @@ def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
         return and_(
             sym.budget.clean_shutdowns > 0,
             eq(sym.brokers[broker - 1].status, RUNNING),
-            sym.regs[broker - 1].active,
+            sym.registry[broker - 1].active,
         )
 
     def update(sym: Sym, _: Term) -> Sym:
@@ -986,15 +1008,17 @@ def go_offline(enc: Encoding, sym: Sym, broker: int, status: int, lose: bool) ->
         status=status,
         initialised=False,
         replica=replica,
-        fetch=enc.no_fetch(),
-        ap=enc.no_ap_response(),
+        fetch_response=enc.no_fetch(),
+        ap_response=enc.no_ap_response(),
     )
     return with_broker(sym, broker, b)
 
 
 def shutdown_complete(enc: Encoding, broker: int) -> list[Instance]:
     def guard(sym: Sym, _: Term) -> Term:
-        return and_(eq(sym.brokers[broker - 1].status, SHUTTING_DOWN), ne(sym.cur.leader, broker))
+        return and_(
+            eq(sym.brokers[broker - 1].status, SHUTTING_DOWN), ne(sym.partition.leader, broker)
+        )
 
     def update(sym: Sym, _: Term) -> Sym:
         sym = go_offline(enc, sym, broker, OFFLINE_CLEAN, lose=False)
@@ -1012,7 +1036,7 @@ def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
 
     def update(sym: Sym, _: Term) -> Sym:
         sym = go_offline(enc, spend(sym, budget), broker, OFFLINE_UNCLEAN, lose=lossy)
-        return enc.merge(sym.regs[broker - 1].fenced, sym, fence_now(enc, sym, broker))
+        return enc.merge(sym.registry[broker - 1].fenced, sym, fence_now(enc, sym, broker))
 
     return [Instance(name, broker, None, None, guard, update)]
 
@@ -1027,12 +1051,12 @@ def restart(enc: Encoding, broker: int) -> list[Instance]:
         previous = ite(eq(b.status, OFFLINE_CLEAN), b.epoch, -1)
         event = RegisterBroker(broker, incarnation, previous_epoch=previous)
         sym = commit(enc, sym, decided(rules.register_broker(metadata(enc, sym), event)))
-        epoch = sym.regs[broker - 1].epoch
+        epoch = sym.registry[broker - 1].epoch
         b = Brk(
             RUNNING,
             epoch,
             incarnation,
-            b.applied,
+            b.applied_epoch,
             False,
             b.replica,
             enc.no_fetch(),
