@@ -15,7 +15,10 @@ from kafkarep.model.config import ModelConfig, load_model, parse_model
 from kafkarep.model.initial import initial_state
 from kafkarep.symbolic import agreement, ops
 from kafkarep.symbolic.domain import Terms
-from kafkarep.symbolic.encoding import Encoding, Snap, Sym, model_initial
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.initial import model_initial
+from kafkarep.symbolic.projection import project
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
@@ -116,7 +119,7 @@ def test_the_initial_state_is_the_models() -> None:
     ):
         cfg = load_model(MODELS / model)
         enc = Encoding(cfg)
-        assert enc.project(initial_state(cfg), {}) == model_initial(enc)
+        assert project(enc, initial_state(cfg), {}) == model_initial(enc)
 
 
 def test_a_seeded_representation_bug_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,11 +238,11 @@ def test_the_commit_epochs_history_variable_is_read_by_nothing_else() -> None:
         elif instance.arg == "s":
             arg = enc.sets.var(f"a{k}")
         elif instance.arg == "h":
-            arg = enc.fresh(f"a{k}", Snap)
+            arg = enc.fresh(f"a{k}", PartitionRegistration)
         after = instance.update(x, arg)
         assert not mentions(ops.bool_term(instance.guard(x, arg))), instance.label
         others = after._replace(ghost=after.ghost._replace(committed_in=()))
-        assert isinstance(others, Sym)
+        assert isinstance(others, ClusterState)
         assert not any(mentions(leaf) for leaf in leaves(others)), instance.label
         checked += 1
     assert checked == len(rel.instances) > 20
@@ -252,7 +255,7 @@ def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real = transition.maybe_advance_hwm
 
-    def wrong(enc: Encoding, sym: Sym, broker: int) -> Sym:
+    def wrong(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
         out = real(enc, sym, broker)
         g = out.ghost
         shifted = tuple(

@@ -88,9 +88,9 @@ def test_every_auxiliary_invariant_holds_on_every_reachable_state() -> None:
 def test_a_wrong_invariant_is_caught_on_reachable_states() -> None:
     """The check finds a plausible but wrong invariant: 'an ELR member holds the leader's
     whole log' (false once the leader writes a record after the ELR formed)."""
-    from kafkarep.symbolic.encoding import LEADER
     from kafkarep.symbolic.invariants import holds_prefix, rep
     from kafkarep.symbolic.ops import and_, eq, implies
+    from kafkarep.symbolic.state import LEADER
 
     def elr_holds_leader_log(enc: Any, sym: Any) -> Any:
         parts = []

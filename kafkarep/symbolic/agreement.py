@@ -19,11 +19,14 @@ from kafkarep.model.actions import Action, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState, Role
-from kafkarep.symbolic import ops
+from kafkarep.symbolic import ops, projection
+from kafkarep.symbolic import state as symbolic
 from kafkarep.symbolic.domain import Terms
-from kafkarep.symbolic.encoding import SORTS, Encoding, Sym, comparable
+from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import BROKER_FAMILIES, PairFact
+from kafkarep.symbolic.projection import comparable
 from kafkarep.symbolic.properties import CLAUSES
+from kafkarep.symbolic.state import SORTS
 from kafkarep.symbolic.transition import Instance, Relation
 
 
@@ -38,8 +41,8 @@ class Path(NamedTuple):
         return tuple(sorted(self.locs.items())), self.committed_in
 
 
-def project(enc: Encoding, state: ClusterState, path: Path) -> Sym:
-    return enc.project(state, path.locs, path.committed_in)
+def project(enc: Encoding, state: ClusterState, path: Path) -> symbolic.ClusterState:
+    return projection.project(enc, state, path.locs, path.committed_in)
 
 
 class Disagreement(NamedTuple):
@@ -176,14 +179,14 @@ def check_state(
     problems: list[Disagreement] = []
     before = project(enc, state, path)
     for name, clause in CLAUSES.items():
-        symbolic = clause(enc, before)
+        verdict = clause(enc, before)
         concrete = concrete_clause(name)(cfg, state) is None
-        if symbolic is not concrete:
+        if verdict is not concrete:
             problems.append(
                 Disagreement(
                     state,
                     None,
-                    f"clause {name}: symbolic {symbolic}, concrete {concrete}",
+                    f"clause {name}: symbolic {verdict}, concrete {concrete}",
                     source(clause),
                 )
             )
@@ -192,7 +195,7 @@ def check_state(
         if action in expected:
             problems.append(Disagreement(state, action, "the concrete model lists it twice"))
         expected[action] = after
-    got: dict[Action, tuple[Sym, Instance]] = {}
+    got: dict[Action, tuple[symbolic.ClusterState, Instance]] = {}
     evaluations = 0
     for instance in rel.instances:
         for arg in rel.domain(instance, before):
@@ -415,7 +418,7 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
             continue
         model = fixed.model()
         expected = {action: after for action, after in successors(cfg, state)}
-        seen: dict[Action, Sym] = {}
+        seen: dict[Action, symbolic.ClusterState] = {}
         for instance, arg, guard, after in probes:
             if not z3.is_true(model.eval(guard, True)):
                 continue
@@ -438,20 +441,21 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
     return Z3Agreement(len(visited), enabled, time.monotonic() - started, tuple(problems))
 
 
-def pad(enc: Encoding, sym: Sym) -> Sym:
+def pad(enc: Encoding, sym: symbolic.ClusterState) -> symbolic.ClusterState:
     return sym._replace(
-        metadata_log=sym.metadata_log + (enc.blank_snap(),) * (enc.capacity - len(sym.metadata_log))
+        metadata_log=sym.metadata_log
+        + (enc.blank_registration(),) * (enc.capacity - len(sym.metadata_log))
     )
 
 
 def _only_successors(
     enc: Encoding,
-    x: Sym,
-    before: Sym,
+    x: symbolic.ClusterState,
+    before: symbolic.ClusterState,
     state: ClusterState,
     path: Path,
     expected: dict[Action, ClusterState],
-    seen: dict[Action, Sym],
+    seen: dict[Action, symbolic.ClusterState],
 ) -> list[Disagreement]:
     """No successor but the concrete one satisfies `y == update(x)` for an enabled instance."""
     import z3
@@ -477,13 +481,15 @@ def _only_successors(
     return problems
 
 
-def _parts(enc: Encoding, y: Sym, want: Sym, low: int) -> Iterator[tuple[object, object, object]]:
-    from kafkarep.symbolic.encoding import SORTS, Snap
-
-    for field, spec in zip(Sym._fields, SORTS[Sym], strict=True):
+def _parts(
+    enc: Encoding, y: symbolic.ClusterState, want: symbolic.ClusterState, low: int
+) -> Iterator[tuple[object, object, object]]:
+    for field, spec in zip(
+        symbolic.ClusterState._fields, SORTS[symbolic.ClusterState], strict=True
+    ):
         if field == "metadata_log":
             for k in range(low - 1, want.partition.partition_epoch):
-                yield y.metadata_log[k], want.metadata_log[k], Snap
+                yield y.metadata_log[k], want.metadata_log[k], symbolic.PartitionRegistration
         else:
             yield getattr(y, field), getattr(want, field), spec
 
@@ -616,7 +622,7 @@ class Elections:
         free: Encoding,
         precise: Instance,
         loose: Instance,
-        before: Sym,
+        before: symbolic.ClusterState,
         arg: object,
         state: ClusterState,
     ) -> tuple[int, Disagreement | None]:

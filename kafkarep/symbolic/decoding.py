@@ -39,8 +39,10 @@ from kafkarep.model.state import (
     Status,
 )
 from kafkarep.rules.alter_partition import AlterPartitionRequest
+from kafkarep.symbolic import state as symbolic
 from kafkarep.symbolic.bmc import Counterexample
-from kafkarep.symbolic.encoding import ERRORS, LEADER, Encoding, Rep, Snap, Sym, View
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.state import ERRORS, LEADER
 from kafkarep.symbolic.transition import Relation
 from kafkarep.trace import Trace, replay_path
 
@@ -129,7 +131,7 @@ class Concretiser:
     def members(self, mask: int) -> frozenset[int]:
         return self.enc.sets.members(mask)
 
-    def registration(self, s: Snap) -> PartitionRegistration:
+    def registration(self, s: symbolic.PartitionRegistration) -> PartitionRegistration:
         return PartitionRegistration(
             replicas=tuple(r for r in s.replicas if r != 0),
             isr=self.members(s.isr),
@@ -143,7 +145,7 @@ class Concretiser:
             leader_recovery_state=_recovery(s.recovering),
         )
 
-    def view(self, v: View) -> PartitionRegistration | None:
+    def view(self, v: symbolic.View) -> PartitionRegistration | None:
         if not v.present:
             return None
         return PartitionRegistration(
@@ -159,7 +161,7 @@ class Concretiser:
         end = min(end, len(epochs))  # beyond the record budget: not a state of the model
         return tuple((epochs[o], self.value(o, epochs[o])) for o in range(max(start, 0), end))
 
-    def replica(self, r: Rep) -> Replica | None:
+    def replica(self, r: symbolic.Replica) -> Replica | None:
         if not r.present:
             return None
         followers: tuple[FollowerView, ...] = ()
@@ -187,7 +189,7 @@ class Concretiser:
             eligible=eligible,
         )
 
-    def state(self, sym: Sym) -> ClusterState:
+    def state(self, sym: symbolic.ClusterState) -> ClusterState:
         enc = self.enc
         # a counterexample to induction may leave a non-replica's position unconstrained
         low = max(1, min(min(b.applied_epoch for b in sym.brokers), sym.partition.partition_epoch))

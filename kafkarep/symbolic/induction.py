@@ -25,14 +25,16 @@ import z3
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import Encoding, Snap, Sym, initial, shape_constraint
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.initial import initial, shape_constraint
 from kafkarep.symbolic.ops import Term
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from kafkarep.symbolic.transition import Instance, Relation
 
 
 class Invariant(NamedTuple):
     name: str
-    holds: Callable[[Encoding, Sym], Term]
+    holds: Callable[[Encoding, ClusterState], Term]
     doc: str
 
 
@@ -43,9 +45,9 @@ class Fact(NamedTuple):
     `Prover._goal`)."""
 
     name: str
-    holds: Callable[[Encoding, Snap, Sym], Term]
+    holds: Callable[[Encoding, PartitionRegistration, ClusterState], Term]
     doc: str
-    by: Callable[[Encoding, Snap, Sym, int], Term] | None = None
+    by: Callable[[Encoding, PartitionRegistration, ClusterState, int], Term] | None = None
     # False: the obligations of the other one-record facts do not assume it of their record
     # (only its own, the pair facts' and a broker applying the record do); assuming less is
     # sound, and a large fact no other needs then costs them nothing
@@ -59,7 +61,7 @@ class PairFact(NamedTuple):
     every older record, and kept by every action for any two records that have it."""
 
     name: str
-    holds: Callable[[Encoding, Snap, Snap, Sym], Term]
+    holds: Callable[[Encoding, PartitionRegistration, PartitionRegistration, ClusterState], Term]
     doc: str
 
 
@@ -122,11 +124,15 @@ class Obligation(NamedTuple):
     action: str  # "initial" or a family name
     status: str  # "proved", "failed" or "unknown"
     seconds: float
-    cti: tuple[Sym, Instance, Sym] | None = None  # before, the instance taken, after
+    cti: tuple[ClusterState, Instance, ClusterState] | None = (
+        None  # before, the instance taken, after
+    )
 
 
 # What any two records of the metadata log satisfy, given the pre-state and the history facts.
-Pair = Callable[[Encoding, Snap, Snap, Sym, tuple[Fact, ...]], Term]
+Pair = Callable[
+    [Encoding, PartitionRegistration, PartitionRegistration, ClusterState, tuple[Fact, ...]], Term
+]
 
 
 class Probe(NamedTuple):
@@ -136,7 +142,7 @@ class Probe(NamedTuple):
     instance: Instance
     arg: Any
     guard: Term
-    after: Sym
+    after: ClusterState
     successor: list[tuple[z3.ExprRef, z3.ExprRef]]
     keeps_current: bool  # the step leaves the controller's registration as it is
     # the applied record's pair facts (an "h" instance): against the current registration,
@@ -180,10 +186,10 @@ class Prover:
         # by each step's successor: see `_goal_term`), and the records a history fact is about.
         self.before = self.enc.fresh("x")
         self.after = self.enc.fresh("y")
-        self.record = self.enc.fresh("record", Snap)
-        self.second = self.enc.fresh("record2", Snap)
+        self.record = self.enc.fresh("record", PartitionRegistration)
+        self.second = self.enc.fresh("record2", PartitionRegistration)
         self.goals: dict[tuple[str, bool, bool], z3.BoolRef] = {}
-        self.start: Sym | None = None  # the initial states of the model's shape
+        self.start: ClusterState | None = None  # the initial states of the model's shape
         self.start_shape: Term = True
         for instance in self.rel.instances:
             self.families.setdefault(instance.family, []).append(instance)
@@ -199,7 +205,9 @@ class Prover:
             self.variants[facts] = variant
         return variant
 
-    def _facts(self, snap: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
+    def _facts(
+        self, snap: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
+    ) -> Term:
         """The history facts of a record: all of them, or, for the obligation of the fact
         `own`, the shared ones and `own` (with `trim`, for brokers 1 and 2 only)."""
         return ops.and_(
@@ -210,7 +218,9 @@ class Prover:
             )
         )
 
-    def _applied(self, enc: Encoding, snap: Snap, sym: Sym, broker: int) -> Term:
+    def _applied(
+        self, enc: Encoding, snap: PartitionRegistration, sym: ClusterState, broker: int
+    ) -> Term:
         """What a record a broker applies satisfies: the history facts, the per-broker ones
         about that broker only (the others are about what other brokers would do on applying
         it; assuming less of the record, the relation has more steps: sound)."""
@@ -221,7 +231,7 @@ class Prover:
             )
         )
 
-    def _fact(self, f: Fact, snap: Snap, sym: Sym, trim: bool) -> Term:
+    def _fact(self, f: Fact, snap: PartitionRegistration, sym: ClusterState, trim: bool) -> Term:
         """One history fact of a record (with `trim`, a per-broker fact for brokers 1 and 2
         only), built once per process."""
         enc = self.enc
@@ -233,7 +243,13 @@ class Prover:
             )
         return self._memo(("fact", f, snap, sym), lambda: f.holds(enc, snap, sym))
 
-    def _paired(self, a: Snap, b: Snap, sym: Sym, only: PairFact | None = None) -> Term:
+    def _paired(
+        self,
+        a: PartitionRegistration,
+        b: PartitionRegistration,
+        sym: ClusterState,
+        only: PairFact | None = None,
+    ) -> Term:
         """The pair facts (or one) of two records, in the order they were committed."""
         enc = self.enc
         return ops.and_(
@@ -255,7 +271,13 @@ class Prover:
             self.memo[tuple(id(k) for k in key)] = found
         return found[1]
 
-    def _record(self, record: Snap, sym: Sym, own: Fact | None = None, trim: bool = False) -> Term:
+    def _record(
+        self,
+        record: PartitionRegistration,
+        sym: ClusterState,
+        own: Fact | None = None,
+        trim: bool = False,
+    ) -> Term:
         """What any record of the log satisfies: the history facts (see `_facts`), against the
         current registration too; the record of the current partition epoch is that
         registration."""
@@ -264,11 +286,13 @@ class Prover:
             lambda: self._build_record(record, sym, own, trim),
         )
 
-    def _build_record(self, record: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
+    def _build_record(
+        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
+    ) -> Term:
         enc = self.enc
         current = ops.implies(
             ops.eq(record.partition_epoch, sym.partition.partition_epoch),
-            ops.and_(*enc.equal(record, sym.partition, Snap)),
+            ops.and_(*enc.equal(record, sym.partition, PartitionRegistration)),
         )
         return ops.and_(
             self._facts(record, sym, own, trim),
@@ -277,11 +301,13 @@ class Prover:
             self._paired(record, sym.partition, sym),
         )
 
-    def _two(self, a: Snap, b: Snap, sym: Sym) -> Term:
+    def _two(self, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState) -> Term:
         """What any two records satisfy together (`pair`, and the pair facts)."""
         return self._memo(("two", a, b, sym), lambda: self._build_two(a, b, sym))
 
-    def _build_two(self, a: Snap, b: Snap, sym: Sym) -> Term:
+    def _build_two(
+        self, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+    ) -> Term:
         out = self._paired(a, b, sym)
         if self.pair is not None:
             out = ops.and_(out, self.pair(self.enc, a, b, sym, self.facts))
@@ -290,7 +316,7 @@ class Prover:
     def all_names(self) -> list[str]:
         return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.all_facts]
 
-    def _assumed(self, sym: Sym, names: frozenset[str]) -> list[Term]:
+    def _assumed(self, sym: ClusterState, names: frozenset[str]) -> list[Term]:
         """The strengthening assumed of the pre-state: the invariants being proved together,
         and the history facts of the current record but the per-broker ones (each a statement
         about what every broker would do: large, and no help to any obligation here; assuming
@@ -299,12 +325,17 @@ class Prover:
         out.extend(self._fact(f, sym.partition, sym, False) for f in self.facts if f.by is None)
         return out
 
-    def _invariant(self, i: Invariant, sym: Sym) -> Term:
+    def _invariant(self, i: Invariant, sym: ClusterState) -> Term:
         return self._memo(("invariant", i, sym), lambda: i.holds(self.enc, sym))
 
     def _goal(
-        self, name: str, record: Snap, other: Snap, family: str = "", current: bool = True
-    ) -> Callable[[Sym, Sym], Term]:
+        self,
+        name: str,
+        record: PartitionRegistration,
+        other: PartitionRegistration,
+        family: str = "",
+        current: bool = True,
+    ) -> Callable[[ClusterState, ClusterState], Term]:
         """The proposition an obligation shows of (before, after). A history fact is shown of
         an arbitrary record that has every fact before the step, and of the new current one; a
         pair fact of two arbitrary records that have every fact, and of each against the new
@@ -322,7 +353,7 @@ class Prover:
         if only is not None:
             paired = only
 
-            def both(before: Sym, after: Sym) -> Term:
+            def both(before: ClusterState, after: ClusterState) -> Term:
                 return ops.implies(
                     ops.and_(
                         self._record(record, before),
@@ -343,7 +374,7 @@ class Prover:
             # a per-broker fact shown for brokers 1 and 2 only is assumed of the record for
             # them only: assuming less is sound, and its conjuncts about other brokers are
             # about what those would do
-            def kept(before: Sym, after: Sym) -> Term:
+            def kept(before: ClusterState, after: ClusterState) -> Term:
                 return ops.implies(
                     self._record(record, before, fact, trim),
                     ops.and_(
@@ -440,7 +471,11 @@ class Prover:
             after = instance.update(before, arg)
             guard = instance.guard(before, arg)
             same = all(
-                map(_same, enc.leaves(before.partition, Snap), enc.leaves(after.partition, Snap))
+                map(
+                    _same,
+                    enc.leaves(before.partition, PartitionRegistration),
+                    enc.leaves(after.partition, PartitionRegistration),
+                )
             )
             probe = Probe(instance, arg, guard, after, self._successor(after), same)
             if instance.arg == "h":
@@ -455,7 +490,7 @@ class Prover:
         self.probes[family] = probes
         return probes
 
-    def _successor(self, after: Sym) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+    def _successor(self, after: ClusterState) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         """The substitution of a successor for the post-state variables."""
         out = []
         for var, value in zip(self.enc.leaves(self.after), self.enc.leaves(after), strict=True):
@@ -596,7 +631,7 @@ def _start_worker() -> None:
     )
 
 
-Outcome = tuple[str, float, tuple[Sym, int, Sym] | None]
+Outcome = tuple[str, float, tuple[ClusterState, int, ClusterState] | None]
 
 
 def _discharge(job: tuple[tuple[str, list[str]], frozenset[str]]) -> list[Outcome]:
@@ -634,5 +669,5 @@ def _argument(enc: Encoding, instance: Instance, k: int) -> Any:
     if instance.arg == "s":
         return enc.sets.var(f"arg{k}")
     if instance.arg == "h":
-        return enc.fresh(f"arg{k}", Snap)
+        return enc.fresh(f"arg{k}", PartitionRegistration)
     return None

@@ -12,18 +12,28 @@ from collections.abc import Callable
 
 from kafkarep.symbolic import properties as props
 from kafkarep.symbolic.domain import Terms
-from kafkarep.symbolic.encoding import FOLLOWER, LEADER, NONE, Encoding, Fetch, Rep, Snap, Sym
+from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import AnyFact, Fact, Invariant, PairFact
 from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
-from kafkarep.symbolic.transition import act_on, running, truncation_point, with_broker
+from kafkarep.symbolic.state import (
+    FOLLOWER,
+    LEADER,
+    NONE,
+    ClusterState,
+    FetchResponse,
+    PartitionRegistration,
+    Replica,
+    running,
+)
+from kafkarep.symbolic.transition import act_on, truncation_point, with_broker
 
-Predicate = Callable[[Encoding, Sym], Term]
+Predicate = Callable[[Encoding, ClusterState], Term]
 
 
 def _clause(name: str) -> Invariant:
     clause = props.CLAUSES[name]
 
-    def holds(enc: Encoding, sym: Sym) -> Term:
+    def holds(enc: Encoding, sym: ClusterState) -> Term:
         return clause(enc, sym)
 
     return Invariant(name, holds, f"the property clause {name}")
@@ -37,11 +47,11 @@ def every(enc: Encoding, test: Callable[[int], Term]) -> Term:
     return and_(*(test(b) for b in brokers(enc)))
 
 
-def rep(sym: Sym, b: int) -> Rep:
+def rep(sym: ClusterState, b: int) -> Replica:
     return sym.brokers[b - 1].replica
 
 
-def holds_prefix(enc: Encoding, r: Rep, log: tuple[Term, ...], length: Term) -> Term:
+def holds_prefix(enc: Encoding, r: Replica, log: tuple[Term, ...], length: Term) -> Term:
     """The replica's log starts with the first `length` records of `log`."""
     return and_(
         r.leo >= length,
@@ -62,11 +72,11 @@ def log_well_formed(enc: Encoding, log: tuple[Term, ...], leo: Term, top: Term) 
 # --- structure ----------------------------------------------------------------------------
 
 
-def controller_shape(enc: Encoding, sym: Sym) -> Term:
+def controller_shape(enc: Encoding, sym: ClusterState) -> Term:
     return registration_shape(enc, sym.partition)
 
 
-def registration_shape(enc: Encoding, p: Snap) -> Term:
+def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
     """A partition registration is well formed (the controller's, and so every record)."""
     s = enc.sets
     replicas = Terms(enc).members(p.replicas)
@@ -95,7 +105,7 @@ def registration_shape(enc: Encoding, p: Snap) -> Term:
     return and_(*parts)
 
 
-def replicas_well_formed(enc: Encoding, sym: Sym) -> Term:
+def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
     s = enc.sets
     replicas = s.of(enc.cfg.replicas)
 
@@ -132,7 +142,7 @@ def replicas_well_formed(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
-def leader_state(enc: Encoding, sym: Sym) -> Term:
+def leader_state(enc: Encoding, sym: ClusterState) -> Term:
     """A leader's Maximal ISR is its ISR plus its proposal; only a leader has follower state,
     a proposal or unacknowledged writes."""
     s = enc.sets
@@ -191,7 +201,7 @@ def leader_state(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
-def unacknowledged(enc: Encoding, sym: Sym) -> Term:
+def unacknowledged(enc: Encoding, sym: ClusterState) -> Term:
     """A leader's unacknowledged writes are [unacked, LEO), above its HWM; who received one
     includes the leader and every follower it knows to have fetched past it."""
     s = enc.sets
@@ -217,7 +227,7 @@ def unacknowledged(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
-def committed_shape(enc: Encoding, sym: Sym) -> Term:
+def committed_shape(enc: Encoding, sym: ClusterState) -> Term:
     g = sym.ghost
     return and_(
         log_well_formed(enc, g.committed, g.true_hwm, sym.partition.leader_epoch),
@@ -225,7 +235,7 @@ def committed_shape(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def acked_are_committed(enc: Encoding, sym: Sym) -> Term:
+def acked_are_committed(enc: Encoding, sym: ClusterState) -> Term:
     g = sym.ghost
     from kafkarep.symbolic.ops import epochs_within
 
@@ -234,13 +244,13 @@ def acked_are_committed(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def hwm_prefix_committed(enc: Encoding, sym: Sym) -> Term:
+def hwm_prefix_committed(enc: Encoding, sym: ClusterState) -> Term:
     """Below its HWM a replica holds the committed records."""
     g = sym.ghost
     return every(enc, lambda b: holds_prefix(enc, rep(sym, b), g.committed, rep(sym, b).hwm))
 
 
-def log_matching(enc: Encoding, sym: Sym) -> Term:
+def log_matching(enc: Encoding, sym: ClusterState) -> Term:
     """Two logs with the same record at an offset hold the same records below it (the logs of
     the replicas, of the fetch responses in flight, and the committed log)."""
     logs = _logs(enc, sym)
@@ -254,7 +264,7 @@ def log_matching(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def holders_received(enc: Encoding, sym: Sym) -> Term:
+def holders_received(enc: Encoding, sym: ClusterState) -> Term:
     """Every replica holding a leader's unacknowledged write is among its receivers."""
     s = enc.sets
     parts = []
@@ -274,7 +284,7 @@ def holders_received(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _epoch_carriers(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term]]:
+def _epoch_carriers(enc: Encoding, sym: ClusterState) -> list[tuple[Term, Term, Term]]:
     """(present, leader epoch, leader) of everything that names a leader for an epoch."""
     out = [(True, sym.partition.leader_epoch, sym.partition.leader)]
     for b in brokers(enc):
@@ -294,7 +304,7 @@ def _epoch_carriers(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term]]:
     return out
 
 
-def _registrations(enc: Encoding, sym: Sym) -> list[tuple[Term, Term, Term, Term, Term]]:
+def _registrations(enc: Encoding, sym: ClusterState) -> list[tuple[Term, Term, Term, Term, Term]]:
     """(present, partition epoch, leader epoch, leader, ISR) of the controller's registration
     and of every copy of one a replica acts on."""
     out = [
@@ -359,12 +369,12 @@ def _successive(
     )
 
 
-def registrations_consistent(enc: Encoding, sym: Sym) -> Term:
+def registrations_consistent(enc: Encoding, sym: ClusterState) -> Term:
     regs = _registrations(enc, sym)
     return and_(*(_consistent(enc, a, b) for i, a in enumerate(regs) for b in regs[i + 1 :]))
 
 
-def one_leader_per_epoch(enc: Encoding, sym: Sym) -> Term:
+def one_leader_per_epoch(enc: Encoding, sym: ClusterState) -> Term:
     """Whoever names a leader for an epoch names the same one; and the records of a leader's
     current epoch are its own writes."""
     carriers = _epoch_carriers(enc, sym)
@@ -391,7 +401,7 @@ def one_leader_per_epoch(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _logs(enc: Encoding, sym: Sym) -> list[tuple[tuple[Term, ...], Term, Term]]:
+def _logs(enc: Encoding, sym: ClusterState) -> list[tuple[tuple[Term, ...], Term, Term]]:
     """(epochs, start, end) of every log: replicas, the committed log, and each fetch response
     as the log its follower will have after appending it."""
     out: list[tuple[tuple[Term, ...], Term, Term]] = []
@@ -406,7 +416,7 @@ def _logs(enc: Encoding, sym: Sym) -> list[tuple[tuple[Term, ...], Term, Term]]:
     return out
 
 
-def _awaited(r: Rep, f: Fetch) -> Term:
+def _awaited(r: Replica, f: FetchResponse) -> Term:
     """The follower still waits for this response: it follows the same leader in the same
     epoch (its log cannot have changed since it fetched)."""
     return and_(
@@ -414,7 +424,7 @@ def _awaited(r: Rep, f: Fetch) -> Term:
     )
 
 
-def fetch_responses(enc: Encoding, sym: Sym) -> Term:
+def fetch_responses(enc: Encoding, sym: ClusterState) -> Term:
     """A response in flight answers the follower's current position from its leader's log."""
     replicas = enc.cfg.replicas
 
@@ -501,7 +511,7 @@ def fetch_responses(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
-def records_bound(enc: Encoding, sym: Sym) -> Term:
+def records_bound(enc: Encoding, sym: ClusterState) -> Term:
     """No log is longer than the number of records written so far."""
     written = enc.r - sym.budget.records
     return and_(
@@ -511,7 +521,7 @@ def records_bound(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
+def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
     """AlterPartition requests and answers in flight: at most one per leader, for its pending
     proposal when it still has one; an accepted answer names the leader and a committed ISR."""
     s = enc.sets
@@ -597,7 +607,7 @@ def alter_partition_messages(enc: Encoding, sym: Sym) -> Term:
 # current Maximal ISR, and the invariants below say who must hold the leader's log up to it.
 
 
-def can_fetch(enc: Encoding, sym: Sym, m: int, leader: int) -> Term:
+def can_fetch(enc: Encoding, sym: ClusterState, m: int, leader: int) -> Term:
     """Broker m has not moved past the leader's epoch: it may still fetch from it there."""
     c, lr = rep(sym, m), rep(sym, leader)
     return or_(
@@ -606,7 +616,7 @@ def can_fetch(enc: Encoding, sym: Sym, m: int, leader: int) -> Term:
     )
 
 
-def commit_bound(enc: Encoding, sym: Sym, leader: int, members: Term) -> Term:
+def commit_bound(enc: Encoding, sym: ClusterState, leader: int, members: Term) -> Term:
     """The most the leader can commit while `members` is its Maximal ISR."""
     s = enc.sets
     lr = rep(sym, leader)
@@ -627,11 +637,13 @@ def may_commit(enc: Encoding, isr: Term) -> Term:
     return True
 
 
-def candidates(enc: Encoding, sym: Sym) -> Term:
+def candidates(enc: Encoding, sym: ClusterState) -> Term:
     return enc.sets.union(sym.partition.isr, sym.partition.elr)
 
 
-def _quorum(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, when: Term) -> Term:
+def _quorum(
+    enc: Encoding, sym: ClusterState, leader: int, members: Term, isr: Term, when: Term
+) -> Term:
     """Every other member of the controller's ISR and ELR is a member of `members` still able
     to fetch from the leader, or holds the leader's log up to its commit bound over them."""
     s = enc.sets
@@ -655,7 +667,9 @@ def _quorum(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, when
     return and_(*parts)
 
 
-def _current(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, when: Term) -> Term:
+def _current(
+    enc: Encoding, sym: ClusterState, leader: int, members: Term, isr: Term, when: Term
+) -> Term:
     """If every member of `members` can still fetch from the leader, so can every other member
     of the controller's ISR and ELR, and it is one of them (nobody was elected past it)."""
     s = enc.sets
@@ -674,7 +688,7 @@ def _current(enc: Encoding, sym: Sym, leader: int, members: Term, isr: Term, whe
     )
 
 
-def _accepted(enc: Encoding, sym: Sym, b: int) -> Term:
+def _accepted(enc: Encoding, sym: ClusterState, b: int) -> Term:
     """The broker has an accepted AlterPartition answer to its pending proposal."""
     k = sym.brokers[b - 1]
     a, r = k.ap_response, k.replica
@@ -688,27 +702,27 @@ def _accepted(enc: Encoding, sym: Sym, b: int) -> Term:
     )
 
 
-def _answer(enc: Encoding, sym: Sym, b: int) -> tuple[Term, Term, Term]:
+def _answer(enc: Encoding, sym: ClusterState, b: int) -> tuple[Term, Term, Term]:
     """(Maximal ISR, ISR, condition) once the leader adopts its accepted answer."""
     isr = sym.brokers[b - 1].ap_response.isr
     return isr, isr, _accepted(enc, sym, b)
 
 
-def commit_quorum(enc: Encoding, sym: Sym) -> Term:
+def commit_quorum(enc: Encoding, sym: ClusterState) -> Term:
     """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_quorum`."""
     return every(
         enc, lambda b: _quorum(enc, sym, b, rep(sym, b).maximal_isr, rep(sym, b).view.isr, True)
     )
 
 
-def current_quorum(enc: Encoding, sym: Sym) -> Term:
+def current_quorum(enc: Encoding, sym: ClusterState) -> Term:
     """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_current`."""
     return every(
         enc, lambda b: _current(enc, sym, b, rep(sym, b).maximal_isr, rep(sym, b).view.isr, True)
     )
 
 
-def answer_quorum(enc: Encoding, sym: Sym) -> Term:
+def answer_quorum(enc: Encoding, sym: ClusterState) -> Term:
     """`_quorum` and `_current` over the ISR of an accepted answer the leader will adopt."""
     return every(
         enc,
@@ -719,7 +733,7 @@ def answer_quorum(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def rollback_quorum(enc: Encoding, sym: Sym) -> Term:
+def rollback_quorum(enc: Encoding, sym: ClusterState) -> Term:
     """`_quorum` and `_current` over the ISR a leader holds while it has a proposal pending and
     not accepted: a rolled-back proposal makes it the Maximal ISR again."""
 
@@ -734,7 +748,7 @@ def rollback_quorum(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
-def followers_known(enc: Encoding, sym: Sym) -> Term:
+def followers_known(enc: Encoding, sym: ClusterState) -> Term:
     """What a leader knows of a follower that fetched from it and has not moved past its epoch
     is true: the follower holds the leader's log up to that position, and follows it."""
     parts = []
@@ -757,7 +771,7 @@ def followers_known(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def maximal_fetched(enc: Encoding, sym: Sym) -> Term:
+def maximal_fetched(enc: Encoding, sym: ClusterState) -> Term:
     """A leader knows the position of a Maximal ISR member only from a fetch (the flag)."""
     s = enc.sets
     parts = []
@@ -771,7 +785,7 @@ def maximal_fetched(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def pending_caught_up(enc: Encoding, sym: Sym) -> Term:
+def pending_caught_up(enc: Encoding, sym: ClusterState) -> Term:
     """A replica a leader proposes to add has fetched in its epoch, to its HWM and its LESO;
     the proposal was sent from the registration the leader holds."""
     s = enc.sets
@@ -791,7 +805,7 @@ def pending_caught_up(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
+def requests_in_flight(enc: Encoding, sym: ClusterState) -> Term:
     """An AlterPartition request in flight is its sender's pending proposal, or is stale: from
     an older leader epoch or partition epoch than the sender holds. An accepted answer's ISR is
     within the ISR requested, its partition epoch not below the one requested, its leader epoch
@@ -819,7 +833,7 @@ def requests_in_flight(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def divergence_costs_records(enc: Encoding, sym: Sym) -> Term:
+def divergence_costs_records(enc: Encoding, sym: ClusterState) -> Term:
     """Two logs with different records at offset o hold at least o + 2 distinct records between
     them (a record is an (offset, epoch) pair, written once), so that many were written."""
     written = enc.r - sym.budget.records
@@ -853,7 +867,7 @@ def divergence_costs_records(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def committed_below_leader(enc: Encoding, sym: Sym) -> Term:
+def committed_below_leader(enc: Encoding, sym: ClusterState) -> Term:
     """The True HWM is at most the LESO or the HWM of a leader of the current epoch."""
     return every(
         enc,
@@ -867,7 +881,7 @@ def committed_below_leader(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def followed_leader_complete(enc: Encoding, sym: Sym) -> Term:
+def followed_leader_complete(enc: Encoding, sym: ClusterState) -> Term:
     """A member of the controller's ISR or ELR follows, if anyone, a leader holding the
     committed log."""
     s = enc.sets
@@ -889,7 +903,7 @@ def followed_leader_complete(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def truncation_keeps(enc: Encoding, sym: Sym) -> Term:
+def truncation_keeps(enc: Encoding, sym: ClusterState) -> Term:
     """A diverging fetch response a follower awaits keeps the records it shares with the leader
     that sent it (while that leader still leads), and, for a member of the controller's ISR or
     ELR holding the committed log, the committed log."""
@@ -920,7 +934,7 @@ def truncation_keeps(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def lagging_candidates(enc: Encoding, sym: Sym) -> Term:
+def lagging_candidates(enc: Encoding, sym: ClusterState) -> Term:
     """A member of the controller's ISR or ELR that has not reached a registration's leader
     epoch was in that registration's ISR when its ELR was empty (the ISR at MinISR): only a
     fetch in a leader epoch gets a replica into the ISR, and the ELR holds former members."""
@@ -937,7 +951,7 @@ def lagging_candidates(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def fetched_in_epoch(enc: Encoding, sym: Sym) -> Term:
+def fetched_in_epoch(enc: Encoding, sym: ClusterState) -> Term:
     """A follower a leader knows to have fetched from it has reached the leader's epoch."""
     parts = []
     for b in brokers(enc):
@@ -949,7 +963,7 @@ def fetched_in_epoch(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def frozen(enc: Encoding, sym: Sym, leader: int, members: Term) -> Term:
+def frozen(enc: Encoding, sym: ClusterState, leader: int, members: Term) -> Term:
     """A member has moved past the leader's epoch: the commit bound can no longer grow."""
     return or_(
         *(
@@ -960,7 +974,7 @@ def frozen(enc: Encoding, sym: Sym, leader: int, members: Term) -> Term:
     )
 
 
-def leaderless_fenced(enc: Encoding, sym: Sym) -> Term:
+def leaderless_fenced(enc: Encoding, sym: ClusterState) -> Term:
     """Once the controller has changed the registration, it has no leader only when every ISR
     member is fenced (each change runs an election among the unfenced ISR members); an
     initial registration may have none. The leader is never fenced (fencing it elects
@@ -978,7 +992,7 @@ def leaderless_fenced(enc: Encoding, sym: Sym) -> Term:
 
 def _left_behind(
     enc: Encoding,
-    sym: Sym,
+    sym: ClusterState,
     lacking: Callable[[int], Term],
     epoch: Callable[[int], Term],
 ) -> Term:
@@ -997,12 +1011,12 @@ def _left_behind(
     return and_(*parts)
 
 
-def _lacks_committed(enc: Encoding, sym: Sym, x: int) -> Term:
+def _lacks_committed(enc: Encoding, sym: ClusterState, x: int) -> Term:
     g = sym.ghost
     return and_(g.true_hwm > 0, not_(holds_prefix(enc, rep(sym, x), g.committed, g.true_hwm)))
 
 
-def lacking_leaders_left(enc: Encoding, sym: Sym) -> Term:
+def lacking_leaders_left(enc: Encoding, sym: ClusterState) -> Term:
     """A leader without the committed log has been left behind: every other member of the
     controller's ISR and ELR has moved past its epoch (so none will follow it)."""
     return _left_behind(
@@ -1013,7 +1027,7 @@ def lacking_leaders_left(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def _back_alone(enc: Encoding, sym: Sym, le: Term, isr: Term) -> Term:
+def _back_alone(enc: Encoding, sym: ClusterState, le: Term, isr: Term) -> Term:
     """A registration of a later epoch than a leader's has the leader in its ISR only alone."""
     s = enc.sets
     parts = []
@@ -1024,7 +1038,7 @@ def _back_alone(enc: Encoding, sym: Sym, le: Term, isr: Term) -> Term:
     return and_(*parts)
 
 
-def stale_leaders_alone(enc: Encoding, sym: Sym) -> Term:
+def stale_leaders_alone(enc: Encoding, sym: ClusterState) -> Term:
     """A leader that has not applied a later epoch is in the ISR of a later registration only
     alone: it left the ISR when fenced (the only way its epoch ends here), and comes back only
     elected from the ELR (an AlterPartition adding it needs a fetch in that epoch)."""
@@ -1036,7 +1050,7 @@ def stale_leaders_alone(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def same_epoch_isr(enc: Encoding, sym: Sym) -> Term:
+def same_epoch_isr(enc: Encoding, sym: ClusterState) -> Term:
     """While a leader's epoch is the controller's, the controller's ISR is within the ISR the
     leader holds and its proposal (only its AlterPartition requests add members)."""
     s = enc.sets
@@ -1055,7 +1069,7 @@ def same_epoch_isr(enc: Encoding, sym: Sym) -> Term:
     return every(enc, ok)
 
 
-def _stale_bounds(enc: Encoding, sym: Sym, leader: int) -> list[tuple[Term, Term, Term]]:
+def _stale_bounds(enc: Encoding, sym: ClusterState, leader: int) -> list[tuple[Term, Term, Term]]:
     """(premise, members, commit bound) of what a leader may still commit: over its Maximal
     ISR, and over the ISR of an accepted answer it will adopt (when that ISR passes the MinISR
     gate)."""
@@ -1083,7 +1097,7 @@ def _stale_bounds(enc: Encoding, sym: Sym, leader: int) -> list[tuple[Term, Term
     return out
 
 
-def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
+def later_leaders_hold(enc: Encoding, sym: ClusterState) -> Term:
     """What a leader may still commit is held by every leader of a later epoch (each was a
     candidate when elected, so it held it, or was a Maximal ISR member that froze the bound
     when it moved on), and a diverging response of a later epoch a follower awaits keeps it."""
@@ -1118,7 +1132,7 @@ def later_leaders_hold(enc: Encoding, sym: Sym) -> Term:
     return and_(*parts)
 
 
-Reg = tuple[Term, Term, Term, Term, Term]
+RegistrationCopy = tuple[Term, Term, Term, Term, Term]
 
 
 def _clean_elections(enc: Encoding) -> bool:
@@ -1128,7 +1142,12 @@ def _clean_elections(enc: Encoding) -> bool:
 
 
 def _rejoined(
-    enc: Encoding, sym: Sym, a: Reg, b: Reg, elr_a: Term | None = None, elr_b: Term | None = None
+    enc: Encoding,
+    sym: ClusterState,
+    a: RegistrationCopy,
+    b: RegistrationCopy,
+    elr_a: Term | None = None,
+    elr_b: Term | None = None,
 ) -> Term:
     """Of two registrations a older than b: a replica outside a's ISR and in b's (not alone)
     joined in an epoch that it and that epoch's leader reached, or was elected from the ELR
@@ -1185,18 +1204,18 @@ def _rejoined(
     return and_(*parts)
 
 
-def _with_elr(enc: Encoding, sym: Sym) -> list[tuple[Reg, Term | None]]:
+def _with_elr(enc: Encoding, sym: ClusterState) -> list[tuple[RegistrationCopy, Term | None]]:
     """Each of `_registrations` with its ELR and last known leader, where the copy carries them
     (the controller's)."""
     regs = _registrations(enc, sym)
     return [(regs[0], _elr(enc, sym.partition))] + [(r, None) for r in regs[1:]]
 
 
-def _elr(enc: Encoding, snap: Snap) -> Term:
+def _elr(enc: Encoding, snap: PartitionRegistration) -> Term:
     return enc.sets.union(snap.elr, snap.last_known_elr)
 
 
-def _commits(sym: Sym, floor: Term | None) -> list[tuple[int, Term, Term]]:
+def _commits(sym: ClusterState, floor: Term | None) -> list[tuple[int, Term, Term]]:
     """(offset, premise, leader epoch) of each committed record a leader of epoch `floor` or
     older committed (moved its HWM past; any committed record if no floor)."""
     g = sym.ghost
@@ -1207,7 +1226,7 @@ def _commits(sym: Sym, floor: Term | None) -> list[tuple[int, Term, Term]]:
     return out
 
 
-def _holds_commits(sym: Sym, r: Rep, floor: Term) -> Term:
+def _holds_commits(sym: ClusterState, r: Replica, floor: Term) -> Term:
     """The replica holds every record committed by a leader of epoch `floor` or older."""
     g = sym.ghost
     return and_(
@@ -1218,7 +1237,7 @@ def _holds_commits(sym: Sym, r: Rep, floor: Term) -> Term:
     )
 
 
-def _past_commits(sym: Sym, r: Rep, floor: Term | None = None) -> Term:
+def _past_commits(sym: ClusterState, r: Replica, floor: Term | None = None) -> Term:
     """The replica has reached the leader epoch of every commit (by a leader of epoch `floor`
     or older)."""
     return and_(
@@ -1229,7 +1248,7 @@ def _past_commits(sym: Sym, r: Rep, floor: Term | None = None) -> Term:
     )
 
 
-def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
+def leaders_hold_commits(enc: Encoding, sym: ClusterState) -> Term:
     """A leader holds every record a leader of its epoch or an older one committed: a later
     leader elected before the commit was covered by the committing leader
     (`later_leaders_hold`), one elected after was a candidate that had reached that epoch
@@ -1260,7 +1279,7 @@ def leaders_hold_commits(enc: Encoding, sym: Sym) -> Term:
     return and_(every(enc, holds), every(enc, kept), *shape)
 
 
-def candidates_past_commits(enc: Encoding, sym: Sym) -> Term:
+def candidates_past_commits(enc: Encoding, sym: ClusterState) -> Term:
     """Every member of the controller's ISR and ELR has reached the leader epoch of every
     commit: the committing leader's Maximal ISR covered them, each fetching in that epoch."""
     group = candidates(enc, sym)
@@ -1278,7 +1297,7 @@ def candidates_past_commits(enc: Encoding, sym: Sym) -> Term:
     )
 
 
-def rejoined_caught_up(enc: Encoding, sym: Sym) -> Term:
+def rejoined_caught_up(enc: Encoding, sym: ClusterState) -> Term:
     """`_rejoined` of every two copies of the metadata in the state."""
     if not _views_only_advance(enc):
         return True
@@ -1345,7 +1364,7 @@ AUXILIARY: tuple[Invariant, ...] = (
 ) + QUORUM
 
 
-def _history_shape(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _history_shape(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     return and_(
         registration_shape(enc, snap),
         snap.leader_epoch <= sym.partition.leader_epoch,
@@ -1356,13 +1375,17 @@ def _history_shape(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     )
 
 
-def _history_consistent(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _history_consistent(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     mine = (True, snap.partition_epoch, snap.leader_epoch, snap.leader, snap.isr)
     return and_(*(_consistent(enc, mine, other) for other in _registrations(enc, sym)))
 
 
 def pair(
-    enc: Encoding, a: Snap, b: Snap, sym: Sym | None = None, facts: tuple[AnyFact, ...] = ()
+    enc: Encoding,
+    a: PartitionRegistration,
+    b: PartitionRegistration,
+    sym: ClusterState | None = None,
+    facts: tuple[AnyFact, ...] = (),
 ) -> Term:
     """Two records of the metadata log agree: epochs move together, one leader per epoch.
     (True of every pair once `consistent` and `epoch_leader` hold of every record: each record
@@ -1403,7 +1426,9 @@ def _views_only_advance(enc: Encoding) -> bool:
     return not enc.reassigning and not _RESETS_VIEWS & {f.name for f in enc.families}
 
 
-def _pair_state(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+def _pair_state(
+    enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+) -> Term:
     """`no_growth_before_leader` and `stale_leader_alone` of record a against record b. Each
     held against b when b was committed (b was then the controller's registration, a an older
     record: a newer record has a higher partition epoch, so a was committed first), and since
@@ -1439,7 +1464,7 @@ def _pair_state(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _history_epoch_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _history_epoch_leader(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     return and_(
         *(
             implies(and_(present, eq(le, snap.leader_epoch)), eq(leader, snap.leader))
@@ -1448,7 +1473,7 @@ def _history_epoch_leader(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     )
 
 
-def _history_written(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _history_written(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     """A record of the record's epoch exists only once its leader has led that epoch."""
     parts = []
     for log, start, end in _logs(enc, sym):
@@ -1511,13 +1536,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
-PerBroker = Callable[[Encoding, Snap, Sym, int], Term]
+PerBroker = Callable[[Encoding, PartitionRegistration, ClusterState, int], Term]
 
 
-def _every_broker(by: PerBroker) -> Callable[[Encoding, Snap, Sym], Term]:
+def _every_broker(by: PerBroker) -> Callable[[Encoding, PartitionRegistration, ClusterState], Term]:
     """A history fact made of one conjunct per broker (each the same definition: `Fact.by`)."""
 
-    def holds(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+    def holds(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
         return and_(*(by(enc, snap, sym, b) for b in brokers(enc)))
 
     holds.__doc__ = by.__doc__
@@ -1528,7 +1553,9 @@ def _per_broker_fact(name: str, by: PerBroker, doc: str, shared: bool = True) ->
     return Fact(name, _every_broker(by), doc, by, shared)
 
 
-def _applied_as_leader_by(enc: Encoding, snap: Snap, sym: Sym, b: int) -> Term:
+def _applied_as_leader_by(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState, b: int
+) -> Term:
     """The record's leader applying it now (it has not yet) keeps `later_leaders_hold`: on
     applying a record the leader takes a new Maximal ISR and may commit what its members hold,
     so that later leaders hold what it may commit is a fact of the record. (The other quorum
@@ -1541,7 +1568,7 @@ def _applied_as_leader_by(enc: Encoding, snap: Snap, sym: Sym, b: int) -> Term:
     return implies(can, later_leaders_hold(enc, after))
 
 
-def _lagging_members(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _lagging_members(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     """`lagging_candidates` for the record: a member of the controller's ISR or ELR behind its
     leader epoch was in its ISR, if that was at MinISR."""
     s = enc.sets
@@ -1559,7 +1586,7 @@ def _lagging_members(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _leader_holds(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
+def _leader_holds(enc: Encoding, snap: PartitionRegistration, sym: ClusterState, x: int) -> Term:
     """The record's leader, until it reaches the record's epoch, is a Maximal ISR member still
     able to fetch from any leader of an older epoch, or holds what that leader may commit
     (`later_leaders_hold` for the leader it will be)."""
@@ -1579,12 +1606,14 @@ def _leader_holds(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     return and_(*parts)
 
 
-def _lacking_leader_left(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _lacking_leader_left(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     """`lacking_leaders_left` for the leader the record names, until it reaches its epoch."""
     return _left_behind(enc, sym, _lacking_coming(enc, snap, sym), lambda x: snap.leader_epoch)
 
 
-def _lacking_coming(enc: Encoding, snap: Snap, sym: Sym) -> Callable[[int], Term]:
+def _lacking_coming(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState
+) -> Callable[[int], Term]:
     return lambda x: and_(
         eq(snap.leader, x),
         rep(sym, x).view.leader_epoch < snap.leader_epoch,
@@ -1594,8 +1623,8 @@ def _lacking_coming(enc: Encoding, snap: Snap, sym: Sym) -> Callable[[int], Term
 
 def _coming_left(
     enc: Encoding,
-    snap: Snap,
-    sym: Sym,
+    snap: PartitionRegistration,
+    sym: ClusterState,
     c: int,
     lacking: Callable[[int], Term],
     epoch: Callable[[int], Term],
@@ -1616,7 +1645,9 @@ def _coming_left(
     return and_(*parts)
 
 
-def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym, c: int) -> Term:
+def _lacking_leaders_left_later(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState, c: int
+) -> Term:
     """`lacking_leaders_left` for the leader the record names (it was a member of the ISR or ELR
     when the record was committed), over leaders of an older epoch than the record's."""
 
@@ -1631,7 +1662,9 @@ def _lacking_leaders_left_later(enc: Encoding, snap: Snap, sym: Sym, c: int) -> 
     return _coming_left(enc, snap, sym, c, lacking, lambda x: rep(sym, x).view.leader_epoch)
 
 
-def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+def _lacking_leader_left_by(
+    enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+) -> Term:
     """`lacking_leaders_left_later` for record b's leader and the leader record a names, while
     that lacks the committed log (or awaits a diverging response that cuts it) and has not
     reached a's epoch: b's leader has moved past a's epoch (it will not follow a's leader)."""
@@ -1651,7 +1684,7 @@ def _lacking_leader_left_by(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     )
 
 
-def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _stale_leader_alone(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     """`stale_leaders_alone` for the record; and the leader it names, until it reaches its
     epoch, is in the ISR of a registration of a later epoch only alone."""
     s = enc.sets
@@ -1664,7 +1697,9 @@ def _stale_leader_alone(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _no_growth_before_leader(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
+def _no_growth_before_leader(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState, x: int
+) -> Term:
     """Until the record's leader reaches its epoch, no registration of that epoch has an ISR
     beyond the record's (only that leader's AlterPartition requests add members)."""
     s = enc.sets
@@ -1676,7 +1711,9 @@ def _no_growth_before_leader(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Ter
     return and_(*parts)
 
 
-def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
+def _designated_lagging(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState, x: int
+) -> Term:
     """The record's leader, until it reaches the record's epoch, was in the ISR of every
     registration it is behind that is older than the record and at MinISR (it was a member of
     the ISR or ELR when the record was committed: `lagging_candidates` then)."""
@@ -1691,7 +1728,9 @@ def _designated_lagging(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     return and_(*parts)
 
 
-def _followed(enc: Encoding, snap: Snap, sym: Sym, x: int, but: int = 0) -> Term:
+def _followed(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState, x: int, but: int = 0
+) -> Term:
     """Another member of the controller's ISR or ELR (not `but`) may still follow x as the
     record's leader: it has not moved past the record's epoch. Only they matter: a replica
     outside them rejoins only by fetching from the current leader (`rejoined_caught_up`)."""
@@ -1710,7 +1749,9 @@ def _followed(enc: Encoding, snap: Snap, sym: Sym, x: int, but: int = 0) -> Term
     )
 
 
-def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
+def _designated_keeps(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState, x: int
+) -> Term:
     """`truncation_keeps` for the record's leader until it reaches the record's epoch, while a
     member of the controller's ISR or ELR may still follow it (has not moved past that epoch;
     not counting the leader it follows, nor the sender of the response while that is still at
@@ -1753,7 +1794,9 @@ def _designated_keeps(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
     return and_(*parts)
 
 
-def _designated_past_commits(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Term:
+def _designated_past_commits(
+    enc: Encoding, snap: PartitionRegistration, sym: ClusterState, x: int
+) -> Term:
     """`candidates_past_commits` and `leaders_hold_commits` for the record's leader until it
     reaches the record's epoch, over the commits of leaders of that epoch or older."""
     r = rep(sym, x)
@@ -1762,7 +1805,7 @@ def _designated_past_commits(enc: Encoding, snap: Snap, sym: Sym, x: int) -> Ter
     return implies(coming, held)
 
 
-def _rejoined_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _rejoined_record(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     """`rejoined_caught_up` between the record and every copy of the metadata in the state."""
     if not _views_only_advance(enc):
         return True
@@ -1774,7 +1817,7 @@ def _rejoined_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _same_epoch_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
+def _same_epoch_record(enc: Encoding, snap: PartitionRegistration, sym: ClusterState) -> Term:
     """`same_epoch_isr` for a record of a leader's epoch it has not applied: its ISR is within
     the leader's and the proposal the controller accepted, if that answer is on its way."""
     s = enc.sets
@@ -1800,7 +1843,9 @@ def _same_epoch_record(enc: Encoding, snap: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _later_candidates_hold(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+def _later_candidates_hold(
+    enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+) -> Term:
     """Of a record a and a later record b of a later leader epoch: while a's leader leads a's
     epoch without having applied a, and a's ISR passes the MinISR gate, every other member of
     b's ISR and ELR is a member of a's ISR still able to fetch from that leader, or holds its
@@ -1829,7 +1874,9 @@ def _later_candidates_hold(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     return and_(*parts)
 
 
-def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
+def _later_within_candidates(
+    enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+) -> Term:
     """Of a record a and a later record b: while a's leader has not applied a (or a later
     record) and no member of a's ISR and ELR has reached a later leader epoch, b's ISR, ELR and
     leader are within a's ISR, ELR and last known leaders. Elections take the leader from the
@@ -1848,7 +1895,9 @@ def _later_within_candidates(enc: Encoding, a: Snap, b: Snap, sym: Sym) -> Term:
     return implies(behind, within)
 
 
-def _candidates_behind(enc: Encoding, a: Snap, sym: Sym) -> tuple[Term, Term]:
+def _candidates_behind(
+    enc: Encoding, a: PartitionRegistration, sym: ClusterState
+) -> tuple[Term, Term]:
     """A record's ISR, ELR and last known leaders, and whether its leader has not applied it
     (nor a later record) and none of them has reached a later leader epoch."""
     s = enc.sets
@@ -1872,7 +1921,7 @@ def _leader_within(enc: Encoding, leader: Term, group: Term) -> Term:
     return or_(eq(leader, -1), *(and_(eq(leader, m), enc.sets.has(group, m)) for m in brokers(enc)))
 
 
-def _later_leaders_within(enc: Encoding, a: Snap, sym: Sym) -> Term:
+def _later_leaders_within(enc: Encoding, a: PartitionRegistration, sym: ClusterState) -> Term:
     """`later_within_candidates` for what names a leader of a later epoch in the state (a
     view, a fetch response, a request, an AlterPartition response): each names one of the
     record's candidates, as that epoch's record does."""

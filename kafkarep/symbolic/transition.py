@@ -18,11 +18,11 @@ from typing import Any, NamedTuple
 
 from kafkarep import rules
 from kafkarep.errors import Error
+from kafkarep.model import state as concrete
 from kafkarep.model.actions import Action
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.base import CONTROLLER
 from kafkarep.model.metadata_cache import FENCED
-from kafkarep.model.state import ClusterState
 from kafkarep.rules import (
     AlterReassignmentRequest,
     ControlledShutdown,
@@ -34,7 +34,9 @@ from kafkarep.rules import (
 )
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.domain import AlterPartition, Outcome, Terms, decided
-from kafkarep.symbolic.encoding import (
+from kafkarep.symbolic.encoding import AbstractionError, Encoding
+from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
+from kafkarep.symbolic.state import (
     ERROR,
     FOLLOWER,
     LEADER,
@@ -44,24 +46,22 @@ from kafkarep.symbolic.encoding import (
     RUNNING,
     SHUTTING_DOWN,
     UNKNOWN_FOLLOWER,
-    AbstractionError,
-    ApReq,
-    ApResp,
-    Brk,
-    Encoding,
-    Fetch,
-    Follower,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    Broker,
+    BrokerRegistration,
+    ClusterState,
+    FetchResponse,
+    FollowerView,
     Ghost,
-    Reg,
-    Rep,
-    Snap,
-    Sym,
+    PartitionRegistration,
+    Replica,
     View,
+    running,
 )
-from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
 
-Guard = Callable[[Sym, Term], Term]
-Update = Callable[[Sym, Term], Sym]
+Guard = Callable[[ClusterState, Term], Term]
+Update = Callable[[ClusterState, Term], ClusterState]
 
 
 class Instance(NamedTuple):
@@ -107,7 +107,7 @@ class Relation:
 
     # --- for the agreement test and for decoding ---------------------------------------------
 
-    def domain(self, instance: Instance, sym: Sym) -> Iterable[Term]:
+    def domain(self, instance: Instance, sym: ClusterState) -> Iterable[Term]:
         """The concrete arguments worth trying in a concrete projection (enabled or not)."""
         if instance.arg is None:
             return (None,)
@@ -118,7 +118,7 @@ class Relation:
             )
         return range(1, sym.partition.partition_epoch + 2)
 
-    def action(self, instance: Instance, arg: Term, before: ClusterState) -> Action:
+    def action(self, instance: Instance, arg: Term, before: concrete.ClusterState) -> Action:
         """The concrete action an instance with an argument stands for in a concrete state."""
         fam, actor = instance.family, instance.actor
         if fam == "shrink_isr":
@@ -132,7 +132,7 @@ class Relation:
         return Action(fam, actor, instance.fixed)
 
 
-def _possible(enc: Encoding, instance: Instance, probe: Sym) -> bool:
+def _possible(enc: Encoding, instance: Instance, probe: ClusterState) -> bool:
 
     arg: Term = None
     if instance.arg == "i":
@@ -140,7 +140,7 @@ def _possible(enc: Encoding, instance: Instance, probe: Sym) -> bool:
     elif instance.arg == "s":
         arg = enc.sets.var("probe.arg")
     elif instance.arg == "h":
-        arg = enc.fresh("probe.arg", Snap)
+        arg = enc.fresh("probe.arg", PartitionRegistration)
     guard = instance.guard(probe, arg)
     return not (isinstance(guard, bool) and not guard)
 
@@ -148,46 +148,46 @@ def _possible(enc: Encoding, instance: Instance, probe: Sym) -> bool:
 # --- state helpers ---------------------------------------------------------------------------
 
 
-def running(b: Brk) -> Term:
-    return b.status <= SHUTTING_DOWN
-
-
-def with_broker(sym: Sym, broker: int, b: Brk) -> Sym:
+def with_broker(sym: ClusterState, broker: int, b: Broker) -> ClusterState:
     brokers = list(sym.brokers)
     brokers[broker - 1] = b
     return sym._replace(brokers=tuple(brokers))
 
 
-def with_replica(sym: Sym, broker: int, r: Rep) -> Sym:
+def with_replica(sym: ClusterState, broker: int, r: Replica) -> ClusterState:
     return with_broker(sym, broker, sym.brokers[broker - 1]._replace(replica=r))
 
 
-def with_reg(sym: Sym, broker: int, reg: Reg) -> Sym:
+def with_reg(sym: ClusterState, broker: int, reg: BrokerRegistration) -> ClusterState:
     regs = list(sym.registry)
     regs[broker - 1] = reg
     return sym._replace(registry=tuple(regs))
 
 
-def with_req(sym: Sym, broker: int, req: ApReq) -> Sym:
+def with_req(sym: ClusterState, broker: int, req: AlterPartitionRequest) -> ClusterState:
     reqs = list(sym.ap_requests)
     reqs[broker - 1] = req
     return sym._replace(ap_requests=tuple(reqs))
 
 
-def spend(sym: Sym, budget: str) -> Sym:
+def spend(sym: ClusterState, budget: str) -> ClusterState:
     return sym._replace(budget=sym.budget._replace(**{budget: getattr(sym.budget, budget) - 1}))
 
 
-def hist_get(enc: Encoding, hist: tuple[Snap, ...], pe: Term) -> Snap:
+def hist_get(
+    enc: Encoding, hist: tuple[PartitionRegistration, ...], pe: Term
+) -> PartitionRegistration:
     if isinstance(pe, int):
-        return hist[pe - 1] if 1 <= pe <= len(hist) else enc.blank_snap()
-    out = enc.blank_snap()
+        return hist[pe - 1] if 1 <= pe <= len(hist) else enc.blank_registration()
+    out = enc.blank_registration()
     for k in range(min(len(hist), enc.partition_epoch_limit or len(hist)) - 1, -1, -1):
-        out = enc.merge(eq(pe, k + 1), hist[k], out, Snap)
+        out = enc.merge(eq(pe, k + 1), hist[k], out, PartitionRegistration)
     return out
 
 
-def hist_append(enc: Encoding, hist: tuple[Snap, ...], when: Term, snap: Snap) -> tuple[Snap, ...]:
+def hist_append(
+    enc: Encoding, hist: tuple[PartitionRegistration, ...], when: Term, snap: PartitionRegistration
+) -> tuple[PartitionRegistration, ...]:
     """Record a committed snapshot at its partition epoch. Without a capacity (concrete
     evaluation) the log grows; with one, it is a fixed tuple of slots."""
     if enc.abstract_history:
@@ -197,17 +197,19 @@ def hist_append(enc: Encoding, hist: tuple[Snap, ...], when: Term, snap: Snap) -
         return hist + (snap,) if when else hist
     limit = enc.partition_epoch_limit + 1 if enc.partition_epoch_limit else len(hist)
     return tuple(
-        enc.merge(and_(when, eq(snap.partition_epoch, k + 1)), snap, h, Snap) if k < limit else h
+        enc.merge(and_(when, eq(snap.partition_epoch, k + 1)), snap, h, PartitionRegistration)
+        if k < limit
+        else h
         for k, h in enumerate(hist)
     )
 
 
-def metadata(enc: Encoding, sym: Sym) -> Any:
+def metadata(enc: Encoding, sym: ClusterState) -> Any:
     """What the controller rules read of a symbolic state."""
     return Terms(enc).metadata(sym.partition, sym.registry)
 
 
-def commit(enc: Encoding, sym: Sym, outcome: Outcome) -> Sym:
+def commit(enc: Encoding, sym: ClusterState, outcome: Outcome) -> ClusterState:
     """Adopt what a controller rule decided: append a committed change record to the metadata
     log, and take the broker registry it leaves."""
     regs = sym.registry if outcome.brokers is None else outcome.brokers.registrations
@@ -223,7 +225,7 @@ def commit(enc: Encoding, sym: Sym, outcome: Outcome) -> Sym:
     )
 
 
-def eligible_now(regs: tuple[Reg, ...]) -> tuple[Term, ...]:
+def eligible_now(regs: tuple[BrokerRegistration, ...]) -> tuple[Term, ...]:
     """Each broker's ISR eligibility in a cache that has applied this registry
     (model/metadata_cache.py: `eligibility`)."""
     return tuple(
@@ -231,7 +233,7 @@ def eligible_now(regs: tuple[Reg, ...]) -> tuple[Term, ...]:
     )
 
 
-def isr_eligible(enc: Encoding, r: Rep, m: int) -> Term:
+def isr_eligible(enc: Encoding, r: Replica, m: int) -> Term:
     """model/metadata_cache.py: `isr_eligible` (KRaft)."""
     f = r.followers[m - 1]
     entry = r.eligible[m - 1]
@@ -250,7 +252,7 @@ def alive_epoch(entry: Term) -> Term:
     return ite(entry >= 0, entry, ite(entry <= -2, -2 - entry, -1))
 
 
-def view_of(enc: Encoding, snap: Snap) -> View:
+def view_of(enc: Encoding, snap: PartitionRegistration) -> View:
     return View(
         True,
         snap.leader,
@@ -262,7 +264,7 @@ def view_of(enc: Encoding, snap: Snap) -> View:
     )
 
 
-def last_epoch(enc: Encoding, r: Rep) -> Term:
+def last_epoch(enc: Encoding, r: Replica) -> Term:
     return ops.select(r.log, r.leo - 1, 0)
 
 
@@ -311,7 +313,7 @@ def cut(log: tuple[Term, ...], at: Term) -> tuple[Term, ...]:
 # --- the HWM and acknowledgements (model/hwm.py) ---------------------------------------------
 
 
-def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
+def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
     cfg = enc.cfg
     s = enc.sets
     b = sym.brokers[broker - 1]
@@ -371,7 +373,7 @@ def maybe_advance_hwm(enc: Encoding, sym: Sym, broker: int) -> Sym:
     return with_replica(sym, broker, r)._replace(ghost=ghost)
 
 
-def forget_unacked(enc: Encoding, r: Rep) -> Rep:
+def forget_unacked(enc: Encoding, r: Replica) -> Replica:
     """nack_unacked: the leader's unacknowledged writes fail; nobody tracks their receivers."""
     return r._replace(unacked_from=-1, received=(0,) * enc.r)
 
@@ -379,13 +381,13 @@ def forget_unacked(enc: Encoding, r: Rep) -> Rep:
 # --- data plane (model/actions/data.py) --------------------------------------------------------
 
 
-def leader_replica(b: Brk) -> Term:
+def leader_replica(b: Broker) -> Term:
     r = b.replica
     return and_(running(b), r.present, eq(r.role, LEADER))
 
 
 def produce(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         b = sym.brokers[broker - 1]
         r = b.replica
         return and_(
@@ -395,7 +397,7 @@ def produce(enc: Encoding, broker: int) -> list[Instance]:
             enc.sets.size(r.view.isr) >= enc.cfg.min_isr,
         )
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         r = sym.brokers[broker - 1].replica
         o = r.leo
         r = r._replace(
@@ -415,7 +417,7 @@ def produce(enc: Encoding, broker: int) -> list[Instance]:
 def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
     s = enc.sets
 
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         fb = sym.brokers[follower - 1]
         f = fb.replica
         lb = sym.brokers[leader - 1]
@@ -447,7 +449,7 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
             not_(converged),
         )
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         fb = sym.brokers[follower - 1]
         f = fb.replica
         lr = sym.brokers[leader - 1].replica
@@ -456,12 +458,12 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
         followers = list(lr.followers)
         caught_up = or_(f.leo >= lr.leo, followers[follower - 1].caught_up)
         moved = ne(followers[follower - 1].leo, f.leo)
-        followers[follower - 1] = Follower(f.leo, fb.epoch, True, caught_up)
+        followers[follower - 1] = FollowerView(f.leo, fb.epoch, True, caught_up)
         fetched = with_replica(sym, leader, lr._replace(followers=tuple(followers)))
         fetched = maybe_expand(enc, fetched, leader, follower)
         fetched = enc.merge(moved, maybe_advance_hwm(enc, fetched, leader), fetched)
         lr1 = fetched.brokers[leader - 1].replica
-        answer = Fetch(
+        answer = FetchResponse(
             True,
             leader,
             epoch,
@@ -473,11 +475,11 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
             0,
             0,
         )
-        refusal = Fetch(
+        refusal = FetchResponse(
             True, leader, epoch, f.leo, lr.hwm, f.leo, (0,) * enc.r, True, d_epoch, d_end
         )
         sym = enc.merge(diverging, sym, fetched)
-        response = enc.merge(diverging, refusal, answer, Fetch)
+        response = enc.merge(diverging, refusal, answer, FetchResponse)
         return with_broker(
             sym, follower, sym.brokers[follower - 1]._replace(fetch_response=response)
         )
@@ -492,15 +494,15 @@ def fetches(enc: Encoding, follower: int) -> list[Instance]:
 def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
     options = enc.cfg.options
 
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         b = sym.brokers[broker - 1]
         return and_(running(b), b.fetch_response.present)
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         b = sym.brokers[broker - 1]
         a = b.fetch_response
         r = b.replica
-        sym = with_broker(sym, broker, b._replace(fetch_response=enc.no_fetch()))
+        sym = with_broker(sym, broker, b._replace(fetch_response=enc.no_fetch_response()))
         in_fetcher = and_(
             r.present, eq(r.role, FOLLOWER), r.view.present, eq(r.view.leader, a.leader)
         )
@@ -531,8 +533,8 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
                 for k, e in enumerate(r.log)
             )
         appended = r._replace(log=log, leo=leo, hwm=imin(a.hwm, leo))
-        new = enc.merge(a.diverging, truncated, appended, Rep)
-        sym = with_replica(sym, broker, enc.merge(applies, new, r, Rep))
+        new = enc.merge(a.diverging, truncated, appended, Replica)
+        sym = with_replica(sym, broker, enc.merge(applies, new, r, Replica))
         receiving = and_(applies, not_(a.diverging))
         return receive(enc, sym, broker, receiving, r.leo, leo, log)
 
@@ -540,8 +542,14 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def receive(
-    enc: Encoding, sym: Sym, broker: int, when: Term, start: Term, end: Term, log: tuple[Term, ...]
-) -> Sym:
+    enc: Encoding,
+    sym: ClusterState,
+    broker: int,
+    when: Term,
+    start: Term,
+    end: Term,
+    log: tuple[Term, ...],
+) -> ClusterState:
     """Ghost.receive: the broker appended the records at [start, end) of `log`; each one that a
     leader has written and not yet acknowledged gains it as a receiver."""
     if isinstance(when, bool) and not when:
@@ -572,7 +580,7 @@ def receive(
 # --- AlterPartition (model/actions/alter_partition.py) ----------------------------------------
 
 
-def idle_leader(sym: Sym, broker: int) -> Term:
+def idle_leader(sym: ClusterState, broker: int) -> Term:
     b = sym.brokers[broker - 1]
     r = b.replica
     return and_(
@@ -583,7 +591,9 @@ def idle_leader(sym: Sym, broker: int) -> Term:
     )
 
 
-def send(enc: Encoding, sym: Sym, broker: int, isr: Term, recovering: Term) -> Sym:
+def send(
+    enc: Encoding, sym: ClusterState, broker: int, isr: Term, recovering: Term
+) -> ClusterState:
     s = enc.sets
     b = sym.brokers[broker - 1]
     r = b.replica
@@ -596,7 +606,9 @@ def send(enc: Encoding, sym: Sym, broker: int, isr: Term, recovering: Term) -> S
         return ite(e >= 0, e, -1)
 
     epochs = tuple(ite(s.has(isr, m), known(m), 0) for m in range(1, enc.n + 1))
-    request = ApReq(True, view.leader_epoch, view.partition_epoch, isr, epochs, recovering, b.epoch)
+    request = AlterPartitionRequest(
+        True, view.leader_epoch, view.partition_epoch, isr, epochs, recovering, b.epoch
+    )
     r = r._replace(
         maximal_isr=s.union(view.isr, isr),
         pending=True,
@@ -606,7 +618,7 @@ def send(enc: Encoding, sym: Sym, broker: int, isr: Term, recovering: Term) -> S
     return with_req(with_replica(sym, broker, r), broker, request)
 
 
-def joins(enc: Encoding, sym: Sym, broker: int, follower: int) -> Term:
+def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
     """model/actions/alter_partition.py: `joins`."""
     s = enc.sets
     r = sym.brokers[broker - 1].replica
@@ -626,7 +638,7 @@ def joins(enc: Encoding, sym: Sym, broker: int, follower: int) -> Term:
     )
 
 
-def maybe_expand(enc: Encoding, sym: Sym, broker: int, follower: int) -> Sym:
+def maybe_expand(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> ClusterState:
     """model/actions/alter_partition.py: `maybe_expand`."""
     s = enc.sets
     view = sym.brokers[broker - 1].replica.view
@@ -637,7 +649,7 @@ def maybe_expand(enc: Encoding, sym: Sym, broker: int, follower: int) -> Sym:
 def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
     s = enc.sets
 
-    def guard(sym: Sym, dropped: Term) -> Term:
+    def guard(sym: ClusterState, dropped: Term) -> Term:
         r = sym.brokers[broker - 1].replica
         out_of_sync = enc.cfg.guard_on("shrink_isr.follower_out_of_sync")
         return and_(
@@ -653,7 +665,7 @@ def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
             ),
         )
 
-    def update(sym: Sym, dropped: Term) -> Sym:
+    def update(sym: ClusterState, dropped: Term) -> ClusterState:
         r = sym.brokers[broker - 1].replica
         view = r.view
         followers = tuple(
@@ -674,7 +686,7 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
         if follower == broker:
             continue
 
-        def guard(sym: Sym, _: Term, follower: int = follower) -> Term:
+        def guard(sym: ClusterState, _: Term, follower: int = follower) -> Term:
             b = sym.brokers[broker - 1]
             r = b.replica
             f = r.followers[follower - 1]
@@ -688,7 +700,7 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
                 isr_eligible(enc, r, follower),
             )
 
-        def update(sym: Sym, _: Term, follower: int = follower) -> Sym:
+        def update(sym: ClusterState, _: Term, follower: int = follower) -> ClusterState:
             r = sym.brokers[broker - 1].replica
             followers = list(r.followers)
             followers[follower - 1] = followers[follower - 1]._replace(caught_up=False)
@@ -699,11 +711,11 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def recover_leader(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         r = sym.brokers[broker - 1].replica
         return and_(idle_leader(sym, broker), r.view.present, r.view.recovering)
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         view = sym.brokers[broker - 1].replica.view
         return send(enc, sym, broker, view.isr, False)
 
@@ -711,17 +723,17 @@ def recover_leader(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         return sym.ap_requests[broker - 1].present
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         q = sym.ap_requests[broker - 1]
         request = AlterPartition(broker, q, enc.sets)
         outcome = decided(rules.alter_partition(metadata(enc, sym), request))
-        sym = with_req(commit(enc, sym, outcome), broker, enc.no_request())
+        sym = with_req(commit(enc, sym, outcome), broker, enc.no_ap_request())
         p = sym.partition
         failed = ne(outcome.error, ERROR[Error.NONE])
-        response = ApResp(
+        response = AlterPartitionResponse(
             True,
             q.isr,
             q.partition_epoch,
@@ -737,7 +749,9 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
         return with_broker(
             sym,
             broker,
-            b._replace(ap_response=enc.merge(delivered, response, b.ap_response, ApResp)),
+            b._replace(
+                ap_response=enc.merge(delivered, response, b.ap_response, AlterPartitionResponse)
+            ),
         )
 
     return [Instance("handle_alter_partition", CONTROLLER, broker, None, guard, update)]
@@ -747,11 +761,11 @@ def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
     s = enc.sets
     roll_back = [ERROR[e] for e in sorted(ROLL_BACK)]
 
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         b = sym.brokers[broker - 1]
         return and_(running(b), b.ap_response.present)
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         b = sym.brokers[broker - 1]
         a = b.ap_response
         r = b.replica
@@ -791,19 +805,19 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
     """The argument is the partition epoch of the record applied; with an abstract history
     (induction) it is the record itself, any record the history facts allow."""
 
-    def guard(sym: Sym, pe: Term) -> Term:
+    def guard(sym: ClusterState, pe: Term) -> Term:
         b = sym.brokers[broker - 1]
         first = ite(b.initialised, b.applied_epoch + 1, sym.partition.partition_epoch)
         return and_(running(b), first <= pe, pe <= sym.partition.partition_epoch)
 
-    def update(sym: Sym, pe: Term) -> Sym:
+    def update(sym: ClusterState, pe: Term) -> ClusterState:
         b = sym.brokers[broker - 1]
         snap = hist_get(enc, sym.metadata_log, pe)
         sym = with_broker(sym, broker, b._replace(applied_epoch=pe, initialised=True))
         return act_on(enc, sym, broker, snap)
 
-    def guard_record(sym: Sym, snap: Snap) -> Term:
-        same = and_(*enc.equal(snap, sym.partition, Snap))
+    def guard_record(sym: ClusterState, snap: PartitionRegistration) -> Term:
+        same = and_(*enc.equal(snap, sym.partition, PartitionRegistration))
         facts = enc.history(enc, snap, sym, broker) if enc.history is not None else True
         return and_(
             guard(sym, snap.partition_epoch),
@@ -811,17 +825,17 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
             facts,
         )
 
-    def update_record(sym: Sym, snap: Snap) -> Sym:
+    def update_record(sym: ClusterState, snap: PartitionRegistration) -> ClusterState:
         b = sym.brokers[broker - 1]
         sym = with_broker(
             sym, broker, b._replace(applied_epoch=snap.partition_epoch, initialised=True)
         )
         return act_on(enc, sym, broker, snap)
 
-    def guard_latest(sym: Sym, _: Term) -> Term:
+    def guard_latest(sym: ClusterState, _: Term) -> Term:
         return guard(sym, sym.partition.partition_epoch)
 
-    def update_latest(sym: Sym, _: Term) -> Sym:
+    def update_latest(sym: ClusterState, _: Term) -> ClusterState:
         b = sym.brokers[broker - 1]
         sym = with_broker(
             sym, broker, b._replace(applied_epoch=sym.partition.partition_epoch, initialised=True)
@@ -836,7 +850,7 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def apply_registrations(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         b = sym.brokers[broker - 1]
         now = eligible_now(sym.registry)
         return and_(
@@ -847,19 +861,21 @@ def apply_registrations(enc: Encoding, broker: int) -> list[Instance]:
             not_(and_(*(eq(x, y) for x, y in zip(b.replica.eligible, now, strict=True)))),
         )
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         r = sym.brokers[broker - 1].replica
         return with_replica(sym, broker, r._replace(eligible=eligible_now(sym.registry)))
 
     return [Instance("apply_registrations", broker, None, None, guard, update)]
 
 
-def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
+def act_on(
+    enc: Encoding, sym: ClusterState, broker: int, snap: PartitionRegistration
+) -> ClusterState:
     s = enc.sets
     r = sym.brokers[broker - 1].replica
     member = s.has(Terms(enc).members(snap.replicas), broker)
     removed = with_replica(sym, broker, enc.no_replica())
-    r0 = enc.merge(r.present, r, enc.new_replica(), Rep)
+    r0 = enc.merge(r.present, r, enc.new_replica(), Replica)
     stale = and_(r.present, r.view.present, snap.partition_epoch < r.view.partition_epoch)
     # the leader branch
     led = _as_leader(enc, r0, snap, broker)._replace(eligible=snap.eligible)
@@ -886,7 +902,7 @@ def act_on(enc: Encoding, sym: Sym, broker: int, snap: Snap) -> Sym:
     return enc.merge(not_(member), removed, enc.merge(stale, kept, acted))
 
 
-def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
+def _as_leader(enc: Encoding, r: Replica, snap: PartitionRegistration, broker: int) -> Replica:
     s = enc.sets
     cfg = enc.cfg
     view = view_of(enc, snap)
@@ -938,34 +954,34 @@ def _as_leader(enc: Encoding, r: Rep, snap: Snap, broker: int) -> Rep:
     return enc.merge(
         ne(r.role, LEADER),
         promoted,
-        enc.merge(snap.leader_epoch > r.view.leader_epoch, new_epoch, same_epoch, Rep),
-        Rep,
+        enc.merge(snap.leader_epoch > r.view.leader_epoch, new_epoch, same_epoch, Replica),
+        Replica,
     )
 
 
 # --- lifecycle (model/actions/lifecycle.py) ------------------------------------------------------
 
 
-def fence_now(enc: Encoding, sym: Sym, broker: int) -> Sym:
+def fence_now(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
     return commit(enc, sym, decided(rules.fence_broker(metadata(enc, sym), FenceBroker(broker))))
 
 
 def fence(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         return and_(
             sym.budget.fences > 0,
             running(sym.brokers[broker - 1]),
             not_(sym.registry[broker - 1].fenced),
         )
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         return fence_now(enc, spend(sym, "fences"), broker)
 
     return [Instance("fence", CONTROLLER, broker, None, guard, update)]
 
 
 def unfence(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         b = sym.brokers[broker - 1]
         return and_(
             eq(b.status, RUNNING),
@@ -974,7 +990,7 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
             eq(b.applied_epoch, sym.partition.partition_epoch),
         )
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         outcome = rules.unfence_broker(metadata(enc, sym), UnfenceBroker(broker))
         return commit(enc, sym, decided(outcome))
 
@@ -982,14 +998,14 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         return and_(
             sym.budget.clean_shutdowns > 0,
             eq(sym.brokers[broker - 1].status, RUNNING),
             sym.registry[broker - 1].active,
         )
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         sym = spend(sym, "clean_shutdowns")
         outcome = rules.controlled_shutdown(metadata(enc, sym), ControlledShutdown(broker))
         sym = commit(enc, sym, decided(outcome))
@@ -999,28 +1015,30 @@ def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
     return [Instance("controlled_shutdown", broker, None, None, guard, update)]
 
 
-def go_offline(enc: Encoding, sym: Sym, broker: int, status: int, lose: bool) -> Sym:
+def go_offline(
+    enc: Encoding, sym: ClusterState, broker: int, status: int, lose: bool
+) -> ClusterState:
     b = sym.brokers[broker - 1]
     r = b.replica
     stopped = enc.new_replica() if lose else enc.new_replica(r.log, r.leo, imin(r.hwm, r.leo))
-    replica = enc.merge(r.present, stopped, enc.no_replica(), Rep)
+    replica = enc.merge(r.present, stopped, enc.no_replica(), Replica)
     b = b._replace(
         status=status,
         initialised=False,
         replica=replica,
-        fetch_response=enc.no_fetch(),
+        fetch_response=enc.no_fetch_response(),
         ap_response=enc.no_ap_response(),
     )
     return with_broker(sym, broker, b)
 
 
 def shutdown_complete(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         return and_(
             eq(sym.brokers[broker - 1].status, SHUTTING_DOWN), ne(sym.partition.leader, broker)
         )
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         sym = go_offline(enc, sym, broker, OFFLINE_CLEAN, lose=False)
         return fence_now(enc, sym, broker)
 
@@ -1031,10 +1049,10 @@ def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
     name = "crash_lossy" if lossy else "crash"
     budget = "lossy_unclean_shutdowns" if lossy else "unclean_shutdowns"
 
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         return and_(getattr(sym.budget, budget) > 0, running(sym.brokers[broker - 1]))
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         sym = go_offline(enc, spend(sym, budget), broker, OFFLINE_UNCLEAN, lose=lossy)
         return enc.merge(sym.registry[broker - 1].fenced, sym, fence_now(enc, sym, broker))
 
@@ -1042,24 +1060,24 @@ def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
 
 
 def restart(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: Sym, _: Term) -> Term:
+    def guard(sym: ClusterState, _: Term) -> Term:
         return not_(running(sym.brokers[broker - 1]))
 
-    def update(sym: Sym, _: Term) -> Sym:
+    def update(sym: ClusterState, _: Term) -> ClusterState:
         b = sym.brokers[broker - 1]
         incarnation = b.incarnation + 1
         previous = ite(eq(b.status, OFFLINE_CLEAN), b.epoch, -1)
         event = RegisterBroker(broker, incarnation, previous_epoch=previous)
         sym = commit(enc, sym, decided(rules.register_broker(metadata(enc, sym), event)))
         epoch = sym.registry[broker - 1].epoch
-        b = Brk(
+        b = Broker(
             RUNNING,
             epoch,
             incarnation,
             b.applied_epoch,
             False,
             b.replica,
-            enc.no_fetch(),
+            enc.no_fetch_response(),
             enc.no_ap_response(),
         )
         return with_broker(sym, broker, b)
@@ -1080,7 +1098,7 @@ def admin(enc: Encoding, name: str) -> list[Instance]:
     budget = budgets[name]
     cfg = enc.cfg
 
-    def outcome(sym: Sym, target: tuple[int, ...] | None) -> Outcome:
+    def outcome(sym: ClusterState, target: tuple[int, ...] | None) -> Outcome:
         m = metadata(enc, sym)
         if name in ("reassign", "cancel_reassignment"):
             return decided(rules.alter_reassignment(m, AlterReassignmentRequest(target)))
@@ -1091,10 +1109,10 @@ def admin(enc: Encoding, name: str) -> list[Instance]:
     targets: tuple[Any, ...] = cfg.targets if name == "reassign" else (None,)
     for target in targets:
 
-        def guard(sym: Sym, _: Term, target: Any = target) -> Term:
+        def guard(sym: ClusterState, _: Term, target: Any = target) -> Term:
             return and_(getattr(sym.budget, budget) > 0, outcome(sym, target).changed)
 
-        def update(sym: Sym, _: Term, target: Any = target) -> Sym:
+        def update(sym: ClusterState, _: Term, target: Any = target) -> ClusterState:
             sym = spend(sym, budget)
             return commit(enc, sym, outcome(sym, target))
 
