@@ -49,7 +49,8 @@ class Disagreement(NamedTuple):
     state: ClusterState
     action: Action | None
     problem: str
-    where: str = ""  # the encoding function to update ("kafkarep/symbolic/transition.py: fetch")
+    # the encoding function to update ("kafkarep/symbolic/transition/data.py: fetch")
+    where: str = ""
 
 
 class Agreement(NamedTuple):
@@ -92,7 +93,7 @@ def step(action: Action | None) -> str:
 
 
 def source(function: Any) -> str:
-    """Where a guard, update or clause is written: 'kafkarep/symbolic/transition.py: fetch'."""
+    """Where a guard, update or clause is written: 'kafkarep/symbolic/transition/data.py: fetch'."""
     code = getattr(function, "__code__", None)
     if code is None:
         return repr(function)
@@ -249,7 +250,7 @@ def _guard_of(rel: Relation, action: Action) -> str:
     for instance in rel.instances:
         if instance.family == action.name and instance.actor == action.actor:
             return source(instance.guard)
-    return f"kafkarep/symbolic/transition.py: {action.name} (no instance for this actor)"
+    return f"kafkarep/symbolic/transition/: {action.name} (no instance for this actor)"
 
 
 # Fields of the symbolic state that are sequences by broker id (element k is broker k + 1) or

@@ -25,7 +25,9 @@ from kafkarep.symbolic.state import (
     Replica,
     running,
 )
-from kafkarep.symbolic.transition import act_on, truncation_point, with_broker
+from kafkarep.symbolic.transition.cluster import with_broker
+from kafkarep.symbolic.transition.logs import truncation_point
+from kafkarep.symbolic.transition.metadata import act_on
 
 Predicate = Callable[[Encoding, ClusterState], Term]
 
