@@ -16,14 +16,10 @@ from kafkarep.symbolic import invariants
 from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.induction import (
-    Fact,
-    Invariant,
-    PairFact,
-    Prover,
-    symmetric_families,
-)
+from kafkarep.symbolic.induction import Prover
+from kafkarep.symbolic.lemmas import Fact, Invariant, PairFact
 from kafkarep.symbolic.report import LABEL
+from kafkarep.symbolic.symmetry import symmetric_families
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"

@@ -23,10 +23,11 @@ from kafkarep.symbolic import ops, projection
 from kafkarep.symbolic import state as symbolic
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.induction import BROKER_FAMILIES, PairFact
+from kafkarep.symbolic.lemmas import PairFact
 from kafkarep.symbolic.projection import comparable
 from kafkarep.symbolic.properties import CLAUSES
 from kafkarep.symbolic.state import SORTS
+from kafkarep.symbolic.symmetry import BROKER_FAMILIES
 from kafkarep.symbolic.transition import Instance, Relation
 
 

@@ -96,7 +96,7 @@ class Encoding:
         # eligible replica, not the first in replica order (`controller.elect_leader`). Every
         # step of the exact relation is a step of this one, so what is inductive here is
         # inductive there; and no step reads the order of the replica list any more, which
-        # makes the controller's per-broker families symmetric (`induction.symmetric_families`).
+        # makes the controller's per-broker families symmetric (`symmetry.symmetric_families`).
         self.free_elections = free_elections
         self.choices = itertools.count()
         self.sets = Sets(self.n)

@@ -27,96 +27,11 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.initial import initial, shape_constraint
+from kafkarep.symbolic.lemmas import AnyFact, Fact, Invariant, PairFact
 from kafkarep.symbolic.ops import Term
 from kafkarep.symbolic.state import ClusterState, PartitionRegistration
+from kafkarep.symbolic.symmetry import symmetric_families
 from kafkarep.symbolic.transition import Instance, Relation
-
-
-class Invariant(NamedTuple):
-    name: str
-    holds: Callable[[Encoding, ClusterState], Term]
-    doc: str
-
-
-class Fact(NamedTuple):
-    """A history fact: true of every record the controller has committed. `by`, if given, is
-    the fact's conjunct about one broker (`holds` is the conjunction over every broker, each
-    conjunct the same definition): under a symmetric family only two are shown (see
-    `Prover._goal`)."""
-
-    name: str
-    holds: Callable[[Encoding, PartitionRegistration, ClusterState], Term]
-    doc: str
-    by: Callable[[Encoding, PartitionRegistration, ClusterState, int], Term] | None = None
-    # False: the obligations of the other one-record facts do not assume it of their record
-    # (only its own, the pair facts' and a broker applying the record do); assuming less is
-    # sound, and a large fact no other needs then costs them nothing
-    shared: bool = True
-
-
-class PairFact(NamedTuple):
-    """A history fact of two records, a committed before b (a.partition_epoch <
-    b.partition_epoch). Unlike `pair`, which is derived from the one-record facts, it is
-    proved: of the current registration against
-    every older record, and kept by every action for any two records that have it."""
-
-    name: str
-    holds: Callable[[Encoding, PartitionRegistration, PartitionRegistration, ClusterState], Term]
-    doc: str
-
-
-AnyFact = Fact | PairFact
-
-
-# Families whose actions are per broker and whose rules never read the order of the replica
-# list (only the controller's elections do): renaming brokers maps each of their steps to a
-# step of the same family (see `symmetric_families`).
-BROKER_FAMILIES = frozenset(
-    {
-        "produce",
-        "fetch",
-        "fetch_response",
-        "apply_registrations",
-        "replica_lag",
-        "shrink_isr",
-        "recover_leader",
-        "alter_partition_response",
-        "apply_metadata",
-    }
-)
-
-
-# The controller's per-broker families: they read the order of the replica list only to elect
-# the first eligible replica, so they are symmetric too when elections are free.
-CONTROLLER_FAMILIES = frozenset(
-    {
-        "handle_alter_partition",
-        "fence",
-        "unfence",
-        "controlled_shutdown",
-        "shutdown_complete",
-        "crash",
-        "crash_lossy",
-        "restart",
-    }
-)
-
-
-def symmetric_families(enc: Encoding) -> frozenset[str]:
-    """The families whose obligations are shown for the steps of broker 1 only. Sound when
-    renaming brokers is a symmetry of the induction: every broker is a replica and the replica
-    list never changes (no reassignment), so the invariants and history facts, which name no
-    broker and never read the order of the list, hold of a state exactly when they hold of its
-    renaming (the list kept as it is); and the family's steps commute with renaming (a broker's
-    own actions, and the controller's per-broker events when elections are free: the steps of
-    broker b from state s are, renamed by a permutation p, the steps of broker p(b) from the
-    renamed state). Then a pre-state that
-    satisfies every invariant and a step of broker b that breaks one rename (swap b and 1) to a
-    pre-state that satisfies every invariant and a step of broker 1 that breaks it."""
-    if enc.reassigning or sorted(enc.cfg.replicas) != list(range(1, enc.n + 1)):
-        return frozenset()
-    symmetric = BROKER_FAMILIES | (CONTROLLER_FAMILIES if enc.free_elections else frozenset())
-    return symmetric & {f.name for f in enc.families}
 
 
 class Obligation(NamedTuple):
@@ -124,9 +39,8 @@ class Obligation(NamedTuple):
     action: str  # "initial" or a family name
     status: str  # "proved", "failed" or "unknown"
     seconds: float
-    cti: tuple[ClusterState, Instance, ClusterState] | None = (
-        None  # before, the instance taken, after
-    )
+    # before, the instance taken, after
+    cti: tuple[ClusterState, Instance, ClusterState] | None = None
 
 
 # What any two records of the metadata log satisfy, given the pre-state and the history facts.

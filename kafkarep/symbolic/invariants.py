@@ -13,7 +13,7 @@ from collections.abc import Callable
 from kafkarep.symbolic import properties as props
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.induction import AnyFact, Fact, Invariant, PairFact
+from kafkarep.symbolic.lemmas import AnyFact, Fact, Invariant, PairFact
 from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import (
     FOLLOWER,
