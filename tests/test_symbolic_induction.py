@@ -84,18 +84,20 @@ def test_every_auxiliary_invariant_holds_on_every_reachable_state() -> None:
 def test_a_wrong_invariant_is_caught_on_reachable_states() -> None:
     """The check finds a plausible but wrong invariant: 'an ELR member holds the leader's
     whole log' (false once the leader writes a record after the ELR formed)."""
-    from kafkarep.symbolic.invariants import holds_prefix, rep
+    from kafkarep.symbolic.invariants.common import holds_prefix, replica
     from kafkarep.symbolic.ops import and_, eq, implies
     from kafkarep.symbolic.state import LEADER
 
     def elr_holds_leader_log(enc: Any, sym: Any) -> Any:
         parts = []
         for lead in range(1, enc.n + 1):
-            lr = rep(sym, lead)
+            lr = replica(sym, lead)
             for m in range(1, enc.n + 1):
                 if m != lead:
                     member = and_(eq(lr.role, LEADER), enc.sets.has(sym.partition.elr, m))
-                    parts.append(implies(member, holds_prefix(enc, rep(sym, m), lr.log, lr.leo)))
+                    parts.append(
+                        implies(member, holds_prefix(enc, replica(sym, m), lr.log, lr.leo))
+                    )
         return and_(*parts)
 
     cfg = load_model(MODELS / "kip966_small.toml")

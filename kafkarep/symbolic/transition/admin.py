@@ -6,24 +6,13 @@ from typing import Any
 
 from kafkarep import rules
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.rules import (
-    AlterReassignmentRequest,
-    Election,
-    ElectLeadersRequest,
-)
+from kafkarep.rules import AlterReassignmentRequest, Election, ElectLeadersRequest
 from kafkarep.symbolic.domain import Outcome, decided
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_
-from kafkarep.symbolic.state import (
-    ClusterState,
-)
-from kafkarep.symbolic.transition.cluster import (
-    spend,
-)
-from kafkarep.symbolic.transition.controller import (
-    commit,
-    metadata,
-)
+from kafkarep.symbolic.state import ClusterState
+from kafkarep.symbolic.transition.cluster import spend
+from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.instance import Build, Instance
 
 

@@ -25,10 +25,7 @@ from kafkarep.symbolic.transition.cluster import (
     with_broker,
     with_replica,
 )
-from kafkarep.symbolic.transition.controller import (
-    commit,
-    metadata,
-)
+from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 from kafkarep.symbolic.transition.metadata_cache import isr_eligible

@@ -9,11 +9,7 @@ from kafkarep.model.metadata_cache import FENCED
 from kafkarep.symbolic.domain import Outcome, Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, ite
-from kafkarep.symbolic.state import (
-    BrokerRegistration,
-    ClusterState,
-    PartitionRegistration,
-)
+from kafkarep.symbolic.state import BrokerRegistration, ClusterState, PartitionRegistration
 
 
 def record_at(

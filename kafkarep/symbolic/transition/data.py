@@ -13,10 +13,7 @@ from kafkarep.symbolic.state import (
     Replica,
     running,
 )
-from kafkarep.symbolic.transition.alter_partition import (
-    joins,
-    maybe_expand,
-)
+from kafkarep.symbolic.transition.alter_partition import joins, maybe_expand
 from kafkarep.symbolic.transition.cluster import (
     last_epoch,
     leader_replica,

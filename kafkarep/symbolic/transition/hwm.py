@@ -5,14 +5,8 @@ from __future__ import annotations
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, imax, imin, ite, not_, or_
-from kafkarep.symbolic.state import (
-    ClusterState,
-    Ghost,
-    Replica,
-)
-from kafkarep.symbolic.transition.cluster import (
-    with_replica,
-)
+from kafkarep.symbolic.state import ClusterState, Ghost, Replica
+from kafkarep.symbolic.transition.cluster import with_replica
 from kafkarep.symbolic.transition.metadata_cache import isr_eligible
 
 

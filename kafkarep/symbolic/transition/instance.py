@@ -8,9 +8,7 @@ from typing import NamedTuple
 
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term
-from kafkarep.symbolic.state import (
-    ClusterState,
-)
+from kafkarep.symbolic.state import ClusterState
 
 Guard = Callable[[ClusterState, Term], Term]
 Update = Callable[[ClusterState, Term], ClusterState]

@@ -5,12 +5,7 @@ from __future__ import annotations
 
 from kafkarep import rules
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.rules import (
-    ControlledShutdown,
-    FenceBroker,
-    RegisterBroker,
-    UnfenceBroker,
-)
+from kafkarep.rules import ControlledShutdown, FenceBroker, RegisterBroker, UnfenceBroker
 from kafkarep.symbolic.domain import decided
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne, not_
@@ -24,14 +19,8 @@ from kafkarep.symbolic.state import (
     Replica,
     running,
 )
-from kafkarep.symbolic.transition.cluster import (
-    spend,
-    with_broker,
-)
-from kafkarep.symbolic.transition.controller import (
-    commit,
-    metadata,
-)
+from kafkarep.symbolic.transition.cluster import spend, with_broker
+from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 
 

@@ -16,16 +16,8 @@ from kafkarep.symbolic.state import (
     Replica,
     running,
 )
-from kafkarep.symbolic.transition.cluster import (
-    leader_replica,
-    view_of,
-    with_broker,
-    with_replica,
-)
-from kafkarep.symbolic.transition.controller import (
-    eligibility_now,
-    record_at,
-)
+from kafkarep.symbolic.transition.cluster import leader_replica, view_of, with_broker, with_replica
+from kafkarep.symbolic.transition.controller import eligibility_now, record_at
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm, nack_unacked
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, ite, or_
-from kafkarep.symbolic.state import (
-    Replica,
-)
+from kafkarep.symbolic.state import Replica
 
 
 def isr_eligible(enc: Encoding, r: Replica, m: int) -> Term:

@@ -10,10 +10,7 @@ from kafkarep.model.actions import Action
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import AbstractionError, Encoding
 from kafkarep.symbolic.ops import Term
-from kafkarep.symbolic.state import (
-    ClusterState,
-    PartitionRegistration,
-)
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from kafkarep.symbolic.transition import admin, alter_partition, data, lifecycle, metadata
 from kafkarep.symbolic.transition.instance import Build, Instance
 
