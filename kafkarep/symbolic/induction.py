@@ -12,13 +12,14 @@ current state; it is proved of every record the controller ever commits: of the 
 and kept by every action for any record that has them (the `history.<fact>` obligations). Any
 two records then also agree with each other (`pair`): each met the older one when it was
 committed.
+
+What each obligation assumes and shows is built by `goals.Goals`; this module discharges them.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import z3
@@ -26,8 +27,9 @@ import z3
 from kafkarep.model.config import ModelConfig
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.goals import Goals, Pair
 from kafkarep.symbolic.initial import initial, shape_constraint
-from kafkarep.symbolic.lemmas import AnyFact, Fact, Invariant, PairFact
+from kafkarep.symbolic.lemmas import AnyFact, Invariant
 from kafkarep.symbolic.ops import Term
 from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from kafkarep.symbolic.symmetry import symmetric_families
@@ -41,12 +43,6 @@ class Obligation(NamedTuple):
     seconds: float
     # before, the instance taken, after
     cti: tuple[ClusterState, Instance, ClusterState] | None = None
-
-
-# What any two records of the metadata log satisfy, given the pre-state and the history facts.
-Pair = Callable[
-    [Encoding, PartitionRegistration, PartitionRegistration, ClusterState, tuple[Fact, ...]], Term
-]
 
 
 class Probe(NamedTuple):
@@ -83,13 +79,11 @@ class Prover:
         self.enc = Encoding(cfg, abstract_history=True, free_elections=True)
         self.invariants = invariants
         self.all_facts = facts
-        self.facts = tuple(f for f in facts if isinstance(f, Fact))
-        self.pair_facts = tuple(f for f in facts if isinstance(f, PairFact))
-        self.pair = pair  # what any two records of the log satisfy (derived from the facts)
-        self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
-        self.enc.history = self._applied
-        self.rel = Relation(self.enc)
+        self.pair = pair
         self.symmetric = symmetric_families(self.enc)
+        self.goals = Goals(self.enc, invariants, facts, pair, self.symmetric)
+        self.enc.history = self.goals.applied
+        self.rel = Relation(self.enc)
         self.timeout = timeout
         self.done: dict[tuple[Any, ...], Obligation] = {}
         self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
@@ -102,7 +96,7 @@ class Prover:
         self.after = self.enc.fresh("y")
         self.record = self.enc.fresh("record", PartitionRegistration)
         self.second = self.enc.fresh("record2", PartitionRegistration)
-        self.goals: dict[tuple[str, bool, bool], z3.BoolRef] = {}
+        self.goal_terms: dict[tuple[str, bool, bool], z3.BoolRef] = {}
         self.start: ClusterState | None = None  # the initial states of the model's shape
         self.start_shape: Term = True
         for instance in self.rel.instances:
@@ -119,187 +113,8 @@ class Prover:
             self.variants[facts] = variant
         return variant
 
-    def _facts(
-        self, snap: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
-    ) -> Term:
-        """The history facts of a record: all of them, or, for the obligation of the fact
-        `own`, the shared ones and `own` (with `trim`, for brokers 1 and 2 only)."""
-        return ops.and_(
-            *(
-                self._fact(f, snap, sym, trim and f is own)
-                for f in self.facts
-                if own is None or f.shared or f is own
-            )
-        )
-
-    def _applied(
-        self, enc: Encoding, snap: PartitionRegistration, sym: ClusterState, broker: int
-    ) -> Term:
-        """What a record a broker applies satisfies: the history facts, the per-broker ones
-        about that broker only (the others are about what other brokers would do on applying
-        it; assuming less of the record, the relation has more steps: sound)."""
-        return ops.and_(
-            *(
-                f.holds(enc, snap, sym) if f.by is None else f.by(enc, snap, sym, broker)
-                for f in self.facts
-            )
-        )
-
-    def _fact(self, f: Fact, snap: PartitionRegistration, sym: ClusterState, trim: bool) -> Term:
-        """One history fact of a record (with `trim`, a per-broker fact for brokers 1 and 2
-        only), built once per process."""
-        enc = self.enc
-        by = f.by
-        if trim and by is not None:
-            return self._memo(
-                ("fact", f, snap, sym, trim),
-                lambda: ops.and_(by(enc, snap, sym, 1), by(enc, snap, sym, 2)),
-            )
-        return self._memo(("fact", f, snap, sym), lambda: f.holds(enc, snap, sym))
-
-    def _paired(
-        self,
-        a: PartitionRegistration,
-        b: PartitionRegistration,
-        sym: ClusterState,
-        only: PairFact | None = None,
-    ) -> Term:
-        """The pair facts (or one) of two records, in the order they were committed."""
-        enc = self.enc
-        return ops.and_(
-            *(
-                ops.and_(
-                    ops.implies(a.partition_epoch < b.partition_epoch, f.holds(enc, a, b, sym)),
-                    ops.implies(b.partition_epoch < a.partition_epoch, f.holds(enc, b, a, sym)),
-                )
-                for f in (self.pair_facts if only is None else (only,))
-            )
-        )
-
-    def _memo(self, key: tuple[Any, ...], build: Callable[[], Term]) -> Term:
-        """A term built once per process: `key` holds the objects it is about (kept alive with
-        the term, so that their ids stay theirs)."""
-        found = self.memo.get(tuple(id(k) for k in key))
-        if found is None:
-            found = (key, build())
-            self.memo[tuple(id(k) for k in key)] = found
-        return found[1]
-
-    def _record(
-        self,
-        record: PartitionRegistration,
-        sym: ClusterState,
-        own: Fact | None = None,
-        trim: bool = False,
-    ) -> Term:
-        """What any record of the log satisfies: the history facts (see `_facts`), against the
-        current registration too; the record of the current partition epoch is that
-        registration."""
-        return self._memo(
-            ("record", record, sym, own, trim),
-            lambda: self._build_record(record, sym, own, trim),
-        )
-
-    def _build_record(
-        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
-    ) -> Term:
-        enc = self.enc
-        current = ops.implies(
-            ops.eq(record.partition_epoch, sym.partition.partition_epoch),
-            ops.and_(*enc.equal(record, sym.partition, PartitionRegistration)),
-        )
-        return ops.and_(
-            self._facts(record, sym, own, trim),
-            record.partition_epoch <= sym.partition.partition_epoch,
-            current,
-            self._paired(record, sym.partition, sym),
-        )
-
-    def _two(self, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState) -> Term:
-        """What any two records satisfy together (`pair`, and the pair facts)."""
-        return self._memo(("two", a, b, sym), lambda: self._build_two(a, b, sym))
-
-    def _build_two(
-        self, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
-    ) -> Term:
-        out = self._paired(a, b, sym)
-        if self.pair is not None:
-            out = ops.and_(out, self.pair(self.enc, a, b, sym, self.facts))
-        return out
-
     def all_names(self) -> list[str]:
         return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.all_facts]
-
-    def _assumed(self, sym: ClusterState, names: frozenset[str]) -> list[Term]:
-        """The strengthening assumed of the pre-state: the invariants being proved together,
-        and the history facts of the current record but the per-broker ones (each a statement
-        about what every broker would do: large, and no help to any obligation here; assuming
-        less is sound)."""
-        out = [self._invariant(i, sym) for i in self.invariants if i.name in names]
-        out.extend(self._fact(f, sym.partition, sym, False) for f in self.facts if f.by is None)
-        return out
-
-    def _invariant(self, i: Invariant, sym: ClusterState) -> Term:
-        return self._memo(("invariant", i, sym), lambda: i.holds(self.enc, sym))
-
-    def _goal(
-        self,
-        name: str,
-        record: PartitionRegistration,
-        other: PartitionRegistration,
-        family: str = "",
-        current: bool = True,
-    ) -> Callable[[ClusterState, ClusterState], Term]:
-        """The proposition an obligation shows of (before, after). A history fact is shown of
-        an arbitrary record that has every fact before the step, and of the new current one; a
-        pair fact of two arbitrary records that have every fact, and of each against the new
-        current one. Under a symmetric family (the step is broker 1's) a fact made of one
-        conjunct per broker is shown for brokers 1 and 2 only: a step of broker k breaking the
-        conjunct of broker j renames to broker 1's step breaking that of 1 (j = k) or, by a
-        renaming that fixes 1, that of 2.
-
-        Without `current` (the step keeps the controller's registration) a history fact is
-        shown of the arbitrary record only: the current registration is one of the records that
-        have every fact before the step, so a step breaking the fact of it breaks it of that
-        arbitrary record too (the record chosen equal to it)."""
-        enc = self.enc
-        only = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
-        if only is not None:
-            paired = only
-
-            def both(before: ClusterState, after: ClusterState) -> Term:
-                return ops.implies(
-                    ops.and_(
-                        self._record(record, before),
-                        self._record(other, before),
-                        self._two(record, other, before),
-                    ),
-                    ops.and_(
-                        self._paired(record, other, after, paired),
-                        self._paired(record, after.partition, after, paired),
-                    ),
-                )
-
-            return both
-        if name.startswith("history."):
-            fact = next(f for f in self.facts if f"history.{f.name}" == name)
-            trim = fact.by is not None and family in self.symmetric and enc.n > 2
-
-            # a per-broker fact shown for brokers 1 and 2 only is assumed of the record for
-            # them only: assuming less is sound, and its conjuncts about other brokers are
-            # about what those would do
-            def kept(before: ClusterState, after: ClusterState) -> Term:
-                return ops.implies(
-                    self._record(record, before, fact, trim),
-                    ops.and_(
-                        self._fact(fact, record, after, trim),
-                        self._fact(fact, after.partition, after, trim) if current else True,
-                    ),
-                )
-
-            return kept
-        invariant = next(i for i in self.invariants if i.name == name)
-        return lambda before, after: invariant.holds(enc, after)
 
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
@@ -336,7 +151,7 @@ class Prover:
             self.start = initial(enc, isr, leader, fenced)
             self.start_shape = ops.bool_term(shape_constraint(enc, isr, leader, fenced))
         state = self.start
-        goal = self._goal(name, self.record, self.second)
+        goal = self.goals.goal(name, self.record, self.second)
         solver = self._solver()
         solver.add(self.start_shape)
         status, model = self._check(solver, ops.not_(goal(state, state)))
@@ -366,7 +181,7 @@ class Prover:
         if found is not None:
             return found
         solver = self._solver()
-        for a in self._assumed(self.before, together):
+        for a in self.goals.assumed(self.before, together):
             solver.add(ops.bool_term(a))
         context = (solver, self._probes(family))
         self.contexts[key] = context
@@ -396,9 +211,9 @@ class Prover:
                 # the record applied is a record of the log: against the current one, and
                 # against the records the obligation is about
                 probe = probe._replace(
-                    applied=self._paired(arg, before.partition, before),
-                    history=self._two(self.record, arg, before),
-                    paired=self._two(self.second, arg, before),
+                    applied=self.goals.paired(arg, before.partition, before),
+                    history=self.goals.two(self.record, arg, before),
+                    paired=self.goals.two(self.second, arg, before),
                 )
             probes.append(probe)
         self.probes[family] = probes
@@ -425,11 +240,11 @@ class Prover:
         far faster than Python builds the term again over each successor."""
         symmetric = family in self.symmetric
         key = (name, symmetric, current)
-        found = self.goals.get(key)
+        found = self.goal_terms.get(key)
         if found is None:
-            goal = self._goal(name, self.record, self.second, family, current)
+            goal = self.goals.goal(name, self.record, self.second, family, current)
             found = ops.bool_term(goal(self.before, self.after))
-            self.goals[key] = found
+            self.goal_terms[key] = found
         return found
 
     def consecution(self, name: str, family: str, together: frozenset[str]) -> Obligation:
@@ -440,7 +255,7 @@ class Prover:
         started = time.monotonic()
         solver, probes = self._context(family, together)
         history = name.startswith("history.")
-        paired = any(f"history.{f.name}" == name for f in self.pair_facts)
+        paired = any(f"history.{f.name}" == name for f in self.goals.pair_facts)
         cases = []
         for probe in probes:
             guard = ops.and_(
@@ -492,7 +307,7 @@ class Prover:
         family's obligations (they share that family's solver in a worker); the heaviest, the
         per-broker history facts (each states something of every broker), go first and alone,
         so that no long one is left to run while the other workers idle."""
-        heavy = {f"history.{f.name}" for f in self.facts if f.by is not None}
+        heavy = {f"history.{f.name}" for f in self.goals.facts if f.by is not None}
         jobs: list[tuple[str, list[str]]] = []
         families = sorted(self.families, key=lambda f: -len(self._taken(f)))
         for family in families:
