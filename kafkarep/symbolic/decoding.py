@@ -195,18 +195,20 @@ class Concretiser:
         low = max(1, min(min(b.applied_epoch for b in sym.brokers), sym.partition.partition_epoch))
         log = []
         eligible = []
-        for pe in range(low, sym.partition.partition_epoch + 1):
-            if pe == sym.partition.partition_epoch:
+        for partition_epoch in range(low, sym.partition.partition_epoch + 1):
+            if partition_epoch == sym.partition.partition_epoch:
                 log.append(self.registration(sym.partition))
                 eligible.append(tuple(sym.partition.eligible))
             elif (
-                0 <= pe - 1 < len(sym.metadata_log)
-                and sym.metadata_log[pe - 1].partition_epoch == pe
+                0 <= partition_epoch - 1 < len(sym.metadata_log)
+                and sym.metadata_log[partition_epoch - 1].partition_epoch == partition_epoch
             ):
-                log.append(self.registration(sym.metadata_log[pe - 1]))
-                eligible.append(tuple(sym.metadata_log[pe - 1].eligible))
+                log.append(self.registration(sym.metadata_log[partition_epoch - 1]))
+                eligible.append(tuple(sym.metadata_log[partition_epoch - 1].eligible))
             else:  # not kept by this encoding (induction): shown as the current one
-                log.append(self.registration(sym.partition)._replace(partition_epoch=pe))
+                log.append(
+                    self.registration(sym.partition)._replace(partition_epoch=partition_epoch)
+                )
                 eligible.append(tuple(sym.partition.eligible))
         registry_ = BrokerRegistry.of(
             {

@@ -53,9 +53,9 @@ def decided(outcome: object) -> Outcome:
 class Registry:
     """The broker registry of the symbolic state: brokers 1..N, each registered."""
 
-    def __init__(self, domain: Terms, regs: tuple[BrokerRegistration, ...]) -> None:
+    def __init__(self, domain: Terms, registrations: tuple[BrokerRegistration, ...]) -> None:
         self.domain = domain
-        self.registrations = regs
+        self.registrations = registrations
 
     def get(self, broker: int) -> Any:
         if 1 <= broker <= len(self.registrations):
@@ -66,9 +66,9 @@ class Registry:
         return self.get(broker).active
 
     def with_broker(self, broker: int, registration: BrokerRegistration) -> Registry:
-        regs = list(self.registrations)
-        regs[broker - 1] = registration
-        return Registry(self.domain, tuple(regs))
+        registrations = list(self.registrations)
+        registrations[broker - 1] = registration
+        return Registry(self.domain, tuple(registrations))
 
     def next_epoch(self) -> Term:
         """One past the largest broker epoch (broker epochs are cluster-wide monotonic)."""
@@ -126,10 +126,10 @@ class Terms:
         self.free_elections = enc.free_elections
 
     def metadata(
-        self, partition: PartitionRegistration, regs: tuple[BrokerRegistration, ...]
+        self, partition: PartitionRegistration, registrations: tuple[BrokerRegistration, ...]
     ) -> Metadata:
         cfg = self.enc.cfg
-        return Metadata(partition, Registry(self, regs), cfg.topic, cfg.options, self)
+        return Metadata(partition, Registry(self, registrations), cfg.topic, cfg.options, self)
 
     # --- broker sets ---------------------------------------------------------------------------
 

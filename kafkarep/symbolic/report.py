@@ -11,16 +11,17 @@ from kafkarep.itf import write_trace
 from kafkarep.model.actions import Action
 from kafkarep.model.config import ModelConfig
 from kafkarep.symbolic.decoding import Concretiser
+from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import Obligation, Prover
 from kafkarep.trace import Step, Trace, render
 
 LABEL = "counterexample to induction (not shown reachable)"
 
 
-def cti_trace(cfg: ModelConfig, prover_enc: object, obligation: Obligation) -> Trace:
+def cti_trace(cfg: ModelConfig, prover_enc: Encoding, obligation: Obligation) -> Trace:
     assert obligation.cti is not None
     before, instance, after = obligation.cti
-    concretiser = Concretiser(prover_enc)  # type: ignore[arg-type]
+    concretiser = Concretiser(prover_enc)
     b, a = concretiser.state(before), concretiser.state(after)
     if obligation.action == "initial":
         return Trace(cfg, b, ())
@@ -32,8 +33,6 @@ def cti_trace(cfg: ModelConfig, prover_enc: object, obligation: Obligation) -> T
 def counterexample_to_induction(
     cfg: ModelConfig, obligation: Obligation, folder: Path, console: Console
 ) -> Path:
-    from kafkarep.symbolic.encoding import Encoding
-
     enc = Encoding(cfg, abstract_history=True)
     trace = cti_trace(cfg, enc, obligation)
     what = f"{obligation.invariant} under {obligation.action}"

@@ -47,11 +47,11 @@ def written(before: ClusterState, after: ClusterState, action: Action, path: Pat
         r, old = broker.replica, before.broker(b).replica
         if r is None or old is None or r.role != Role.LEADER or r.view is None:
             continue
-        le = r.view.leader_epoch
+        leader_epoch = r.view.leader_epoch
         for o in range(old.hwm, r.hwm):
             committed_in += [0] * (o + 1 - len(committed_in))
-            if o >= before.ghost.true_hwm or le < committed_in[o]:
-                committed_in[o] = le
+            if o >= before.ghost.true_hwm or leader_epoch < committed_in[o]:
+                committed_in[o] = leader_epoch
     return Path(locs, tuple(committed_in))
 
 

@@ -22,7 +22,7 @@ from kafkarep.symbolic.invariants.copies import (
     still_awaited,
 )
 from kafkarep.symbolic.lemmas import Invariant
-from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
+from kafkarep.symbolic.ops import Term, and_, epochs_within, eq, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import FOLLOWER, LEADER, NONE, ClusterState, PartitionRegistration
 
 
@@ -191,8 +191,6 @@ def committed_shape(enc: Encoding, sym: ClusterState) -> Term:
 
 def acked_are_committed(enc: Encoding, sym: ClusterState) -> Term:
     g = sym.ghost
-    from kafkarep.symbolic.ops import epochs_within
-
     return and_(
         *(epochs_within(p, g.committed[o], o < g.true_hwm) for o, p in enumerate(g.pos_acked))
     )
