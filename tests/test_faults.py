@@ -194,9 +194,9 @@ def test_every_family_the_encoding_lacks_is_one_prove_refuses() -> None:
     """The agreement check compares every family the Z3 relation has; the families it lacks are
     exactly these faults' steps, and a model that can take them is refused above."""
     from kafkarep.model.actions import FAMILIES
-    from kafkarep.symbolic.transition import _BUILDERS
+    from kafkarep.symbolic.transition import BUILDERS
 
-    lacking = {f.name for f in FAMILIES if f.name not in _BUILDERS}
+    lacking = {f.name for f in FAMILIES if f.name not in BUILDERS}
     plan = {f.name for f in FAMILIES if f.name.startswith("plan_")}
     assert lacking - plan == {
         "fetch_partial",

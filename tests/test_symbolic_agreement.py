@@ -6,7 +6,9 @@ find a seeded disagreement."""
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import tomllib
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -14,9 +16,13 @@ import pytest
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model_files import load_model, parse_model
-from kafkarep.symbolic import agreement, ops
+from kafkarep.symbolic import agreement, ops, transition
 from kafkarep.symbolic.domain import Terms
-from kafkarep.symbolic.encoding import Encoding, Snap, Sym, model_initial
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.initial import model_initial
+from kafkarep.symbolic.projection import project
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
+from kafkarep.symbolic.transition import hwm
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
@@ -60,6 +66,16 @@ VARIANTS = {
 def variant(name: str, records: int = 1) -> ModelConfig:
     text = ALL_FAMILIES.format(records=records, rules=VARIANTS[name])
     return parse_model(tomllib.loads(text), f"{name}.toml")
+
+
+def transition_modules(name: str) -> list[ModuleType]:
+    """The modules of the transition relation that call `name` (each imports it: a patch of it
+    is made in each)."""
+    return [
+        module
+        for info in pkgutil.iter_modules(transition.__path__)
+        if hasattr(module := importlib.import_module(f"{transition.__name__}.{info.name}"), name)
+    ]
 
 
 def assert_agrees(result: agreement.Agreement) -> None:
@@ -117,7 +133,7 @@ def test_the_initial_state_is_the_models() -> None:
     ):
         cfg = load_model(MODELS / model)
         enc = Encoding(cfg)
-        assert enc.project(initial_state(cfg), {}) == model_initial(enc)
+        assert project(enc, initial_state(cfg), {}) == model_initial(enc)
 
 
 def test_a_seeded_representation_bug_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,8 +160,10 @@ def test_a_bug_only_in_the_z3_terms_is_found(monkeypatch: pytest.MonkeyPatch) ->
             return real(a, b)
         return ops.ite(a <= b, b, a)
 
-    for module in ("terms", "symbolic.ops", "symbolic.transition", "rules.partition_change"):
+    for module in ("terms", "symbolic.ops", "rules.partition_change"):
         monkeypatch.setattr(importlib.import_module(f"kafkarep.{module}"), "imin", wrong)
+    for module in transition_modules("imin"):
+        monkeypatch.setattr(module, "imin", wrong)
     cfg = load_model(MODELS / "kip966_small.toml")
     assert not agreement.check(cfg, 3).disagreements
     result = agreement.z3_check(cfg, 3, limit=20)
@@ -236,11 +254,11 @@ def test_the_commit_epochs_history_variable_is_read_by_nothing_else() -> None:
         elif instance.arg == "s":
             arg = enc.sets.var(f"a{k}")
         elif instance.arg == "h":
-            arg = enc.fresh(f"a{k}", Snap)
+            arg = enc.fresh(f"a{k}", PartitionRegistration)
         after = instance.update(x, arg)
         assert not mentions(ops.bool_term(instance.guard(x, arg))), instance.label
         others = after._replace(ghost=after.ghost._replace(committed_in=()))
-        assert isinstance(others, Sym)
+        assert isinstance(others, ClusterState)
         assert not any(mentions(leaf) for leaf in leaves(others)), instance.label
         checked += 1
     assert checked == len(rel.instances) > 20
@@ -249,11 +267,9 @@ def test_the_commit_epochs_history_variable_is_read_by_nothing_else() -> None:
 def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """The history variable's update is checked like every other field: recording the epoch
     after the leader's instead of its own is a disagreement."""
-    from kafkarep.symbolic import transition
+    real = hwm.maybe_advance_hwm
 
-    real = transition.maybe_advance_hwm
-
-    def wrong(enc: Encoding, sym: Sym, broker: int) -> Sym:
+    def wrong(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
         out = real(enc, sym, broker)
         g = out.ghost
         shifted = tuple(
@@ -262,6 +278,7 @@ def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
         )
         return out._replace(ghost=g._replace(committed_in=shifted))
 
-    monkeypatch.setattr(transition, "maybe_advance_hwm", wrong)
+    for module in transition_modules("maybe_advance_hwm"):
+        monkeypatch.setattr(module, "maybe_advance_hwm", wrong)
     result = agreement.check(load_model(MODELS / "kip966_small.toml"), 5)
     assert any("committed_in" in d.problem for d in result.disagreements)

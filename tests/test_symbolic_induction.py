@@ -16,14 +16,10 @@ from kafkarep.symbolic import invariants
 from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.induction import (
-    Fact,
-    Invariant,
-    PairFact,
-    Prover,
-    symmetric_families,
-)
+from kafkarep.symbolic.induction import Prover
+from kafkarep.symbolic.lemmas import Fact, Invariant, PairFact
 from kafkarep.symbolic.report import LABEL
+from kafkarep.symbolic.symmetry import symmetric_families
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
@@ -53,7 +49,7 @@ def test_without_the_min_isr_guard_the_hwm_clause_is_not_inductive() -> None:
     obligation = p.consecution("min_isr_commit.hwm", "fetch", together)
     assert obligation.status == "failed" and obligation.cti is not None
     before, instance, after = obligation.cti
-    assert not before.ghost.hwm_below and after.ghost.hwm_below
+    assert not before.ghost.hwm_below_min_isr and after.ghost.hwm_below_min_isr
     assert instance.family == "fetch"
 
 
@@ -88,18 +84,20 @@ def test_every_auxiliary_invariant_holds_on_every_reachable_state() -> None:
 def test_a_wrong_invariant_is_caught_on_reachable_states() -> None:
     """The check finds a plausible but wrong invariant: 'an ELR member holds the leader's
     whole log' (false once the leader writes a record after the ELR formed)."""
-    from kafkarep.symbolic.encoding import LEADER
-    from kafkarep.symbolic.invariants import holds_prefix, rep
+    from kafkarep.symbolic.invariants.common import holds_prefix, replica
     from kafkarep.symbolic.ops import and_, eq, implies
+    from kafkarep.symbolic.state import LEADER
 
     def elr_holds_leader_log(enc: Any, sym: Any) -> Any:
         parts = []
         for lead in range(1, enc.n + 1):
-            lr = rep(sym, lead)
+            lr = replica(sym, lead)
             for m in range(1, enc.n + 1):
                 if m != lead:
-                    member = and_(eq(lr.role, LEADER), enc.sets.has(sym.cur.elr, m))
-                    parts.append(implies(member, holds_prefix(enc, rep(sym, m), lr.log, lr.leo)))
+                    member = and_(eq(lr.role, LEADER), enc.sets.has(sym.partition.elr, m))
+                    parts.append(
+                        implies(member, holds_prefix(enc, replica(sym, m), lr.log, lr.leo))
+                    )
         return and_(*parts)
 
     cfg = load_model(MODELS / "kip966_small.toml")

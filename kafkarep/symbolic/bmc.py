@@ -17,16 +17,11 @@ from typing import Any, NamedTuple
 import z3
 
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import (
-    SORTS,
-    Encoding,
-    Sym,
-    initial,
-    model_initial,
-    shape_constraint,
-)
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.initial import initial, model_initial, shape_constraint
 from kafkarep.symbolic.ops import Term
 from kafkarep.symbolic.properties import Clause
+from kafkarep.symbolic.state import SORTS, ClusterState
 from kafkarep.symbolic.transition import Instance, Relation
 
 
@@ -39,7 +34,7 @@ class Counterexample(NamedTuple):
     clause: str
     initial: tuple[frozenset[int], int, frozenset[int]]  # ISR, leader, fenced brokers
     steps: tuple[Step, ...]
-    states: tuple[Sym, ...]  # Python values, initial state first
+    states: tuple[ClusterState, ...]  # Python values, initial state first
 
 
 class Outcome(NamedTuple):
@@ -98,7 +93,7 @@ class Unrolling:
             cfg = enc.cfg
             self.isr, self.leader, self.fenced = s.of(cfg.isr), cfg.leader, s.of(cfg.fenced)
             first = model_initial(enc)
-        self.states: list[Sym] = [first]
+        self.states: list[ClusterState] = [first]
         self.acts: list[z3.ArithRef] = []
         self.args: list[list[Term]] = []
 
@@ -109,7 +104,9 @@ class Unrolling:
         after = enc.fresh(f"s{k + 1}")
         act = ops.int_var(f"act{k}")
         args: list[Term] = []
-        enc.pe_limit = 1 + k  # every initial state has partition epoch 1; a step adds at most 1
+        enc.partition_epoch_limit = (
+            1 + k
+        )  # every initial state has partition epoch 1; a step adds at most 1
         updates = []
         self.solver.add(act >= 0, act < len(rel.instances) + (1 if self.stutter else 0))
         for i, instance in enumerate(rel.instances):
@@ -123,9 +120,9 @@ class Unrolling:
             guard = instance.guard(before, arg)
             if not (isinstance(guard, bool) and guard):
                 self.solver.add(z3.Implies(act == i, guard))
-            updates.append(list(flat(enc, Sym, instance.update(before, arg))))
-        old = list(flat(enc, Sym, before))
-        leaves = zip(flat(enc, Sym, after), old, strict=True)
+            updates.append(list(flat(enc, ClusterState, instance.update(before, arg))))
+        old = list(flat(enc, ClusterState, before))
+        leaves = zip(flat(enc, ClusterState, after), old, strict=True)
         for j, ((_, new_leaf), (_, old_leaf)) in enumerate(leaves):
             chain: Term = old_leaf
             for i, update in enumerate(updates):
@@ -137,7 +134,7 @@ class Unrolling:
             equation = ops.eq(new_leaf, chain)
             if not isinstance(equation, bool):
                 self.solver.add(equation)
-        enc.pe_limit = None
+        enc.partition_epoch_limit = None
         self.states.append(after)
         self.acts.append(act)
         self.args.append(args)

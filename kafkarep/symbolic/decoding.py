@@ -40,8 +40,10 @@ from kafkarep.model.state import (
 )
 from kafkarep.output.itf import write_trace
 from kafkarep.rules.alter_partition import AlterPartitionRequest
+from kafkarep.symbolic import state as symbolic
 from kafkarep.symbolic.bmc import Counterexample
-from kafkarep.symbolic.encoding import ERRORS, LEADER, Encoding, Rep, Snap, Sym, View
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.state import ERRORS, LEADER
 from kafkarep.symbolic.transition import Relation
 
 
@@ -129,7 +131,7 @@ class Concretiser:
     def members(self, mask: int) -> frozenset[int]:
         return self.enc.sets.members(mask)
 
-    def registration(self, s: Snap) -> PartitionRegistration:
+    def registration(self, s: symbolic.PartitionRegistration) -> PartitionRegistration:
         return PartitionRegistration(
             replicas=tuple(r for r in s.replicas if r != 0),
             isr=self.members(s.isr),
@@ -143,7 +145,7 @@ class Concretiser:
             leader_recovery_state=_recovery(s.recovering),
         )
 
-    def view(self, v: View) -> PartitionRegistration | None:
+    def view(self, v: symbolic.View) -> PartitionRegistration | None:
         if not v.present:
             return None
         return PartitionRegistration(
@@ -159,14 +161,15 @@ class Concretiser:
         end = min(end, len(epochs))  # beyond the record budget: not a state of the model
         return tuple((epochs[o], self.value(o, epochs[o])) for o in range(max(start, 0), end))
 
-    def replica(self, r: Rep) -> Replica | None:
+    def replica(self, r: symbolic.Replica) -> Replica | None:
         if not r.present:
             return None
         followers: tuple[FollowerView, ...] = ()
         eligible: tuple[int, ...] = ()
         if r.role == LEADER:
             followers = tuple(
-                FollowerView(f.leo, f.bepoch, f.fetched, f.caught_up) for f in r.followers
+                FollowerView(f.leo, f.broker_epoch, f.fetched_this_epoch, f.caught_up)
+                for f in r.followers
             )
             eligible = tuple(r.eligible)
         return Replica(
@@ -174,40 +177,45 @@ class Concretiser:
             hwm=r.hwm,
             role=Role(r.role),
             view=self.view(r.view),
-            maximal_isr=self.members(r.maximal),
+            maximal_isr=self.members(r.maximal_isr),
             leso=r.leso,
             followers=followers,
             pending=(
-                PendingAlterPartition(self.members(r.pending_isr), r.pending_pe)
+                PendingAlterPartition(self.members(r.pending_isr), r.pending_partition_epoch)
                 if r.pending
                 else None
             ),
-            unacked_from=r.unacked,
+            unacked_from=r.unacked_from,
             eligible=eligible,
         )
 
-    def state(self, sym: Sym) -> ClusterState:
+    def state(self, sym: symbolic.ClusterState) -> ClusterState:
         enc = self.enc
         # a counterexample to induction may leave a non-replica's position unconstrained
-        low = max(1, min(min(b.applied for b in sym.brokers), sym.cur.partition_epoch))
+        low = max(1, min(min(b.applied_epoch for b in sym.brokers), sym.partition.partition_epoch))
         log = []
         eligible = []
-        for pe in range(low, sym.cur.partition_epoch + 1):
-            if pe == sym.cur.partition_epoch:
-                log.append(self.registration(sym.cur))
-                eligible.append(tuple(sym.cur.eligible))
-            elif 0 <= pe - 1 < len(sym.hist) and sym.hist[pe - 1].partition_epoch == pe:
-                log.append(self.registration(sym.hist[pe - 1]))
-                eligible.append(tuple(sym.hist[pe - 1].eligible))
+        for partition_epoch in range(low, sym.partition.partition_epoch + 1):
+            if partition_epoch == sym.partition.partition_epoch:
+                log.append(self.registration(sym.partition))
+                eligible.append(tuple(sym.partition.eligible))
+            elif (
+                0 <= partition_epoch - 1 < len(sym.metadata_log)
+                and sym.metadata_log[partition_epoch - 1].partition_epoch == partition_epoch
+            ):
+                log.append(self.registration(sym.metadata_log[partition_epoch - 1]))
+                eligible.append(tuple(sym.metadata_log[partition_epoch - 1].eligible))
             else:  # not kept by this encoding (induction): shown as the current one
-                log.append(self.registration(sym.cur)._replace(partition_epoch=pe))
-                eligible.append(tuple(sym.cur.eligible))
+                log.append(
+                    self.registration(sym.partition)._replace(partition_epoch=partition_epoch)
+                )
+                eligible.append(tuple(sym.partition.eligible))
         registry_ = BrokerRegistry.of(
             {
                 b: BrokerRegistration(
                     True, r.fenced, r.in_controlled_shutdown, r.epoch, r.incarnation
                 )
-                for b, r in enumerate(sym.regs, start=1)
+                for b, r in enumerate(sym.registry, start=1)
             }
         )
         requests = tuple(
@@ -215,38 +223,38 @@ class Concretiser:
                 broker=b,
                 leader_epoch=q.leader_epoch,
                 partition_epoch=q.partition_epoch,
-                new_isr=tuple((m, q.epochs[m - 1]) for m in sorted(self.members(q.isr))),
+                new_isr=tuple((m, q.member_epochs[m - 1]) for m in sorted(self.members(q.isr))),
                 leader_recovery_state=_recovery(q.recovering),
                 broker_epoch=q.broker_epoch,
             )
             if q.present
             else None
-            for b, q in enumerate(sym.reqs, start=1)
+            for b, q in enumerate(sym.ap_requests, start=1)
         )
         brokers = []
         received: dict[int, int] = {}
         for _b, k in enumerate(sym.brokers, start=1):
             r = k.replica
-            if r.present and r.unacked >= 0:
-                for o in range(r.unacked, min(r.leo, enc.r)):
-                    received[self.value(o, r.log[o])] = r.recv[o] >> 1
-            f = k.fetch
+            if r.present and r.unacked_from >= 0:
+                for o in range(r.unacked_from, min(r.leo, enc.r)):
+                    received[self.value(o, r.log[o])] = r.received[o] >> 1
+            f = k.fetch_response
             fetch = (
                 FetchResponse(
                     f.leader,
                     f.leader_epoch,
-                    f.offset,
+                    f.fetch_offset,
                     f.hwm,
-                    self.log(f.entries, f.offset, f.end),
-                    (f.div_epoch, f.div_end) if f.diverging else None,
+                    self.log(f.entries, f.fetch_offset, f.end),
+                    (f.diverging_epoch, f.diverging_end) if f.diverging else None,
                 )
                 if f.present
                 else None
             )
-            a = k.ap
+            a = k.ap_response
             answer = (
                 AlterPartitionResponse(
-                    PendingAlterPartition(self.members(a.req_isr), a.req_pe),
+                    PendingAlterPartition(self.members(a.request_isr), a.request_partition_epoch),
                     ERRORS[a.error]
                     if 0 <= a.error < len(ERRORS)
                     else Error.UNKNOWN_TOPIC_OR_PARTITION,
@@ -264,7 +272,9 @@ class Concretiser:
                     status=Status(min(max(k.status, 0), 3)),
                     epoch=k.epoch,
                     incarnation=k.incarnation,
-                    applied_epoch=log[min(max(k.applied - low, 0), len(log) - 1)].partition_epoch,
+                    applied_epoch=log[
+                        min(max(k.applied_epoch - low, 0), len(log) - 1)
+                    ].partition_epoch,
                     initialised=k.initialised,
                     replica=self.replica(r),
                     fetch_response=fetch,
@@ -272,15 +282,15 @@ class Concretiser:
                 )
             )
         g = sym.ghost
-        committed = tuple(self.value(o, g.committed[o]) for o in range(min(g.thwm, enc.r)))
-        pos = frozenset(self.value(o, e) for o, es in enumerate(g.pos) for e in es)
+        committed = tuple(self.value(o, g.committed[o]) for o in range(min(g.true_hwm, enc.r)))
+        pos = frozenset(self.value(o, e) for o, es in enumerate(g.pos_acked) for e in es)
         top = max(received, default=0)
         ghost = Ghost(
             committed=committed,
             pos_acked=pos,
             received=tuple(received.get(v, 0) for v in range(1, top + 1)),
-            ack_below_min_isr=(0, 0) if g.ack_below else None,
-            hwm_below_min_isr=(0, 0) if g.hwm_below else None,
+            ack_below_min_isr=(0, 0) if g.ack_below_min_isr else None,
+            hwm_below_min_isr=(0, 0) if g.hwm_below_min_isr else None,
         )
         controller = Controller(tuple(log), tuple(eligible), registry_, requests)
         return ClusterState(controller, tuple(brokers), ghost, Budget(**sym.budget._asdict()))

@@ -2,11 +2,11 @@
 transition relation calls them on symbolic states.
 
 The rules are not written again here. This module says how the values they read are represented
-in the symbolic state (`encoding`): broker sets as N+1 bits, a replica list as N slots in order
-with 0 for an empty slot, a partition registration as a `Snap`, the broker registry as the
-`Reg`s of brokers 1..N, an error code as its index in `ERRORS`. Given Python values (a concrete
-state's projection, as the agreement check evaluates it) everything folds to Python values;
-given Z3 terms it builds the relation's terms.
+in the symbolic state (`state`): broker sets as N+1 bits, a replica list as N slots in order
+with 0 for an empty slot, a partition registration as a `PartitionRegistration`, the broker
+registry as the `BrokerRegistration`s of brokers 1..N, an error code as its index in `ERRORS`.
+Given Python values (a concrete state's projection, as the agreement check evaluates it)
+everything folds to Python values; given Z3 terms it builds the relation's terms.
 
 It also holds the one place where induction relaxes the rules: free elections
 (`widen_election`), an over-approximation that the agreement check compares with the exact
@@ -23,7 +23,13 @@ from kafkarep.metadata import UNREGISTERED, RuleOptions, TopicConfig
 from kafkarep.rules.outcome import Decision
 from kafkarep.rules.record import SET_FIELDS, Record
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import ERROR, ApReq, Encoding, Reg, Snap
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.state import (
+    ERROR,
+    AlterPartitionRequest,
+    BrokerRegistration,
+    PartitionRegistration,
+)
 from kafkarep.terms import Term, and_, eq, imax, ite, ne, not_, or_
 
 
@@ -31,7 +37,7 @@ class Outcome(NamedTuple):
     """A rule's outcome in the symbolic domain."""
 
     changed: Term  # a record was committed
-    partition: Snap  # the registration after (the one before when not changed)
+    partition: PartitionRegistration  # the registration after (the one before when not changed)
     rejected: Term
     error: Term  # ERROR index: the refusal, NEW_LEADER_ELECTED on a committed one, or NONE
     brokers: Registry | None = None  # the registry after, when the rule changes it
@@ -47,27 +53,27 @@ def decided(outcome: object) -> Outcome:
 class Registry:
     """The broker registry of the symbolic state: brokers 1..N, each registered."""
 
-    def __init__(self, domain: Terms, regs: tuple[Reg, ...]) -> None:
+    def __init__(self, domain: Terms, registrations: tuple[BrokerRegistration, ...]) -> None:
         self.domain = domain
-        self.regs = regs
+        self.registrations = registrations
 
     def get(self, broker: int) -> Any:
-        if 1 <= broker <= len(self.regs):
-            return self.regs[broker - 1]
+        if 1 <= broker <= len(self.registrations):
+            return self.registrations[broker - 1]
         return UNREGISTERED
 
     def is_active(self, broker: int) -> Term:
         return self.get(broker).active
 
-    def with_broker(self, broker: int, registration: Reg) -> Registry:
-        regs = list(self.regs)
-        regs[broker - 1] = registration
-        return Registry(self.domain, tuple(regs))
+    def with_broker(self, broker: int, registration: BrokerRegistration) -> Registry:
+        registrations = list(self.registrations)
+        registrations[broker - 1] = registration
+        return Registry(self.domain, tuple(registrations))
 
     def next_epoch(self) -> Term:
         """One past the largest broker epoch (broker epochs are cluster-wide monotonic)."""
         epoch: Term = 0
-        for reg in self.regs:
+        for reg in self.registrations:
             epoch = imax(epoch, reg.epoch)
         return epoch + 1
 
@@ -75,7 +81,7 @@ class Registry:
 class Metadata(NamedTuple):
     """What a rule reads, in the symbolic domain (`ClusterMetadata` in the concrete one)."""
 
-    partition: Snap
+    partition: PartitionRegistration
     brokers: Registry
     topic: TopicConfig
     options: RuleOptions
@@ -83,13 +89,14 @@ class Metadata(NamedTuple):
 
 
 class AlterPartition:
-    """A broker's AlterPartition request of the symbolic state (`ApReq`), with what the rules
-    read of `kafkarep.rules.AlterPartitionRequest` (version 3: per-member broker epochs)."""
+    """A broker's AlterPartition request of the symbolic state (`state.AlterPartitionRequest`),
+    with what the rules read of `kafkarep.rules.AlterPartitionRequest` (version 3: per-member
+    broker epochs)."""
 
     version = 3
     distinct = True  # a set has no member twice
 
-    def __init__(self, broker: int, request: ApReq, sets: ops.Sets) -> None:
+    def __init__(self, broker: int, request: AlterPartitionRequest, sets: ops.Sets) -> None:
         self.broker = broker
         self.request = request
         self.sets = sets
@@ -100,7 +107,7 @@ class AlterPartition:
 
     def proposals(self) -> Iterator[tuple[Term, int, Term]]:
         for k in range(1, self.sets.n + 1):
-            yield self.sets.has(self.request.isr, k), k, self.request.epochs[k - 1]
+            yield self.sets.has(self.request.isr, k), k, self.request.member_epochs[k - 1]
 
     @property
     def size(self) -> Term:
@@ -118,9 +125,11 @@ class Terms:
         self.n = enc.n
         self.free_elections = enc.free_elections
 
-    def metadata(self, partition: Snap, regs: tuple[Reg, ...]) -> Metadata:
+    def metadata(
+        self, partition: PartitionRegistration, registrations: tuple[BrokerRegistration, ...]
+    ) -> Metadata:
         cfg = self.enc.cfg
-        return Metadata(partition, Registry(self, regs), cfg.topic, cfg.options, self)
+        return Metadata(partition, Registry(self, registrations), cfg.topic, cfg.options, self)
 
     # --- broker sets ---------------------------------------------------------------------------
 
@@ -220,18 +229,20 @@ class Terms:
 
     def registration(
         self, fenced: Term, in_controlled_shutdown: Term, epoch: Term, incarnation: Term
-    ) -> Reg:
-        return Reg(fenced, in_controlled_shutdown, epoch, incarnation)
+    ) -> BrokerRegistration:
+        return BrokerRegistration(fenced, in_controlled_shutdown, epoch, incarnation)
 
-    def pick_registration(self, c: Term, a: Reg, b: Reg) -> Reg:
-        return self.enc.merge(c, a, b, Reg)
+    def pick_registration(
+        self, c: Term, a: BrokerRegistration, b: BrokerRegistration
+    ) -> BrokerRegistration:
+        return self.enc.merge(c, a, b, BrokerRegistration)
 
     def code(self, error: Error) -> int:
         return ERROR[error]
 
     def widen_election(
         self,
-        p: Snap,
+        p: PartitionRegistration,
         replicas: tuple[Term, ...],
         valid: Callable[[int], Term],
         unclean_ok: Callable[[int], Term] | None,
@@ -257,7 +268,7 @@ class Terms:
         clean = and_(not_(self.for_id(p.leader, valid)), chosen(valid))
         return ite(clean, choice, leader), ite(clean, False, unclean)
 
-    def apply(self, p: Snap, record: Record) -> Snap:
+    def apply(self, p: PartitionRegistration, record: Record) -> PartitionRegistration:
         """The registration after a record (R0.2): set fields replace; the partition epoch
         always moves, the leader epoch when the record carries a leader."""
 
@@ -267,7 +278,7 @@ class Terms:
                 return self.sets.ite(record.has(name), record.get(name), old)
             return ite(record.has(name), record.get(name), old)
 
-        return Snap(
+        return PartitionRegistration(
             leader=field("leader"),
             leader_epoch=p.leader_epoch + ite(record.has("leader"), 1, 0),
             partition_epoch=p.partition_epoch + 1,
@@ -281,13 +292,13 @@ class Terms:
             eligible=p.eligible,  # what the brokers cache with it: set when committed
         )
 
-    def outcome(self, p: Snap, decision: Decision) -> Outcome:
+    def outcome(self, p: PartitionRegistration, decision: Decision) -> Outcome:
         record, refused = decision.record, decision.refused
         changed = not_(record.noop())
-        after = self.enc.merge(changed, self.apply(p, record), p, Snap)
+        after = self.enc.merge(changed, self.apply(p, record), p, PartitionRegistration)
         return Outcome(
             and_(not_(refused), changed),
-            self.enc.merge(refused, p, after, Snap),
+            self.enc.merge(refused, p, after, PartitionRegistration),
             refused,
             ite(refused, decision.error, decision.answer),
             decision.brokers,

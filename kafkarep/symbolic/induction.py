@@ -12,109 +12,28 @@ current state; it is proved of every record the controller ever commits: of the 
 and kept by every action for any record that has them (the `history.<fact>` obligations). Any
 two records then also agree with each other (`pair`): each met the older one when it was
 committed.
+
+What each obligation assumes and shows is built by `goals.Goals`; this module discharges them.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import z3
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import Encoding, Snap, Sym, initial, shape_constraint
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.goals import Goals, Pair
+from kafkarep.symbolic.initial import initial, shape_constraint
+from kafkarep.symbolic.lemmas import AnyFact, Invariant
 from kafkarep.symbolic.ops import Term
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
+from kafkarep.symbolic.symmetry import symmetric_families
 from kafkarep.symbolic.transition import Instance, Relation
-
-
-class Invariant(NamedTuple):
-    name: str
-    holds: Callable[[Encoding, Sym], Term]
-    doc: str
-
-
-class Fact(NamedTuple):
-    """A history fact: true of every record the controller has committed. `by`, if given, is
-    the fact's conjunct about one broker (`holds` is the conjunction over every broker, each
-    conjunct the same definition): under a symmetric family only two are shown (see
-    `Prover._goal`)."""
-
-    name: str
-    holds: Callable[[Encoding, Snap, Sym], Term]
-    doc: str
-    by: Callable[[Encoding, Snap, Sym, int], Term] | None = None
-    # False: the obligations of the other one-record facts do not assume it of their record
-    # (only its own, the pair facts' and a broker applying the record do); assuming less is
-    # sound, and a large fact no other needs then costs them nothing
-    shared: bool = True
-
-
-class PairFact(NamedTuple):
-    """A history fact of two records, a committed before b (a.partition_epoch <
-    b.partition_epoch). Unlike `pair`, which is derived from the one-record facts, it is
-    proved: of the current registration against
-    every older record, and kept by every action for any two records that have it."""
-
-    name: str
-    holds: Callable[[Encoding, Snap, Snap, Sym], Term]
-    doc: str
-
-
-AnyFact = Fact | PairFact
-
-
-# Families whose actions are per broker and whose rules never read the order of the replica
-# list (only the controller's elections do): renaming brokers maps each of their steps to a
-# step of the same family (see `symmetric_families`).
-BROKER_FAMILIES = frozenset(
-    {
-        "produce",
-        "fetch",
-        "fetch_response",
-        "apply_registrations",
-        "replica_lag",
-        "shrink_isr",
-        "recover_leader",
-        "alter_partition_response",
-        "apply_metadata",
-    }
-)
-
-
-# The controller's per-broker families: they read the order of the replica list only to elect
-# the first eligible replica, so they are symmetric too when elections are free.
-CONTROLLER_FAMILIES = frozenset(
-    {
-        "handle_alter_partition",
-        "fence",
-        "unfence",
-        "controlled_shutdown",
-        "shutdown_complete",
-        "crash",
-        "crash_lossy",
-        "restart",
-    }
-)
-
-
-def symmetric_families(enc: Encoding) -> frozenset[str]:
-    """The families whose obligations are shown for the steps of broker 1 only. Sound when
-    renaming brokers is a symmetry of the induction: every broker is a replica and the replica
-    list never changes (no reassignment), so the invariants and history facts, which name no
-    broker and never read the order of the list, hold of a state exactly when they hold of its
-    renaming (the list kept as it is); and the family's steps commute with renaming (a broker's
-    own actions, and the controller's per-broker events when elections are free: the steps of
-    broker b from state s are, renamed by a permutation p, the steps of broker p(b) from the
-    renamed state). Then a pre-state that
-    satisfies every invariant and a step of broker b that breaks one rename (swap b and 1) to a
-    pre-state that satisfies every invariant and a step of broker 1 that breaks it."""
-    if enc.reassigning or sorted(enc.cfg.replicas) != list(range(1, enc.n + 1)):
-        return frozenset()
-    symmetric = BROKER_FAMILIES | (CONTROLLER_FAMILIES if enc.free_elections else frozenset())
-    return symmetric & {f.name for f in enc.families}
 
 
 class Obligation(NamedTuple):
@@ -122,11 +41,8 @@ class Obligation(NamedTuple):
     action: str  # "initial" or a family name
     status: str  # "proved", "failed" or "unknown"
     seconds: float
-    cti: tuple[Sym, Instance, Sym] | None = None  # before, the instance taken, after
-
-
-# What any two records of the metadata log satisfy, given the pre-state and the history facts.
-Pair = Callable[[Encoding, Snap, Snap, Sym, tuple[Fact, ...]], Term]
+    # before, the instance taken, after
+    cti: tuple[ClusterState, Instance, ClusterState] | None = None
 
 
 class Probe(NamedTuple):
@@ -136,7 +52,7 @@ class Probe(NamedTuple):
     instance: Instance
     arg: Any
     guard: Term
-    after: Sym
+    after: ClusterState
     successor: list[tuple[z3.ExprRef, z3.ExprRef]]
     keeps_current: bool  # the step leaves the controller's registration as it is
     # the applied record's pair facts (an "h" instance): against the current registration,
@@ -163,13 +79,11 @@ class Prover:
         self.enc = Encoding(cfg, abstract_history=True, free_elections=True)
         self.invariants = invariants
         self.all_facts = facts
-        self.facts = tuple(f for f in facts if isinstance(f, Fact))
-        self.pair_facts = tuple(f for f in facts if isinstance(f, PairFact))
-        self.pair = pair  # what any two records of the log satisfy (derived from the facts)
-        self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
-        self.enc.history = self._applied
-        self.rel = Relation(self.enc)
+        self.pair = pair
         self.symmetric = symmetric_families(self.enc)
+        self.goals = Goals(self.enc, invariants, facts, pair, self.symmetric)
+        self.enc.history = self.goals.applied
+        self.rel = Relation(self.enc)
         self.timeout = timeout
         self.done: dict[tuple[Any, ...], Obligation] = {}
         self.contexts: dict[tuple[str, frozenset[str]], Context] = {}
@@ -180,10 +94,10 @@ class Prover:
         # by each step's successor: see `_goal_term`), and the records a history fact is about.
         self.before = self.enc.fresh("x")
         self.after = self.enc.fresh("y")
-        self.record = self.enc.fresh("record", Snap)
-        self.second = self.enc.fresh("record2", Snap)
-        self.goals: dict[tuple[str, bool, bool], z3.BoolRef] = {}
-        self.start: Sym | None = None  # the initial states of the model's shape
+        self.record = self.enc.fresh("record", PartitionRegistration)
+        self.second = self.enc.fresh("record2", PartitionRegistration)
+        self.goal_terms: dict[tuple[str, bool, bool], z3.BoolRef] = {}
+        self.start: ClusterState | None = None  # the initial states of the model's shape
         self.start_shape: Term = True
         for instance in self.rel.instances:
             self.families.setdefault(instance.family, []).append(instance)
@@ -199,162 +113,8 @@ class Prover:
             self.variants[facts] = variant
         return variant
 
-    def _facts(self, snap: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
-        """The history facts of a record: all of them, or, for the obligation of the fact
-        `own`, the shared ones and `own` (with `trim`, for brokers 1 and 2 only)."""
-        return ops.and_(
-            *(
-                self._fact(f, snap, sym, trim and f is own)
-                for f in self.facts
-                if own is None or f.shared or f is own
-            )
-        )
-
-    def _applied(self, enc: Encoding, snap: Snap, sym: Sym, broker: int) -> Term:
-        """What a record a broker applies satisfies: the history facts, the per-broker ones
-        about that broker only (the others are about what other brokers would do on applying
-        it; assuming less of the record, the relation has more steps: sound)."""
-        return ops.and_(
-            *(
-                f.holds(enc, snap, sym) if f.by is None else f.by(enc, snap, sym, broker)
-                for f in self.facts
-            )
-        )
-
-    def _fact(self, f: Fact, snap: Snap, sym: Sym, trim: bool) -> Term:
-        """One history fact of a record (with `trim`, a per-broker fact for brokers 1 and 2
-        only), built once per process."""
-        enc = self.enc
-        by = f.by
-        if trim and by is not None:
-            return self._memo(
-                ("fact", f, snap, sym, trim),
-                lambda: ops.and_(by(enc, snap, sym, 1), by(enc, snap, sym, 2)),
-            )
-        return self._memo(("fact", f, snap, sym), lambda: f.holds(enc, snap, sym))
-
-    def _paired(self, a: Snap, b: Snap, sym: Sym, only: PairFact | None = None) -> Term:
-        """The pair facts (or one) of two records, in the order they were committed."""
-        enc = self.enc
-        return ops.and_(
-            *(
-                ops.and_(
-                    ops.implies(a.partition_epoch < b.partition_epoch, f.holds(enc, a, b, sym)),
-                    ops.implies(b.partition_epoch < a.partition_epoch, f.holds(enc, b, a, sym)),
-                )
-                for f in (self.pair_facts if only is None else (only,))
-            )
-        )
-
-    def _memo(self, key: tuple[Any, ...], build: Callable[[], Term]) -> Term:
-        """A term built once per process: `key` holds the objects it is about (kept alive with
-        the term, so that their ids stay theirs)."""
-        found = self.memo.get(tuple(id(k) for k in key))
-        if found is None:
-            found = (key, build())
-            self.memo[tuple(id(k) for k in key)] = found
-        return found[1]
-
-    def _record(self, record: Snap, sym: Sym, own: Fact | None = None, trim: bool = False) -> Term:
-        """What any record of the log satisfies: the history facts (see `_facts`), against the
-        current registration too; the record of the current partition epoch is that
-        registration."""
-        return self._memo(
-            ("record", record, sym, own, trim),
-            lambda: self._build_record(record, sym, own, trim),
-        )
-
-    def _build_record(self, record: Snap, sym: Sym, own: Fact | None, trim: bool) -> Term:
-        enc = self.enc
-        current = ops.implies(
-            ops.eq(record.partition_epoch, sym.cur.partition_epoch),
-            ops.and_(*enc.equal(record, sym.cur, Snap)),
-        )
-        return ops.and_(
-            self._facts(record, sym, own, trim),
-            record.partition_epoch <= sym.cur.partition_epoch,
-            current,
-            self._paired(record, sym.cur, sym),
-        )
-
-    def _two(self, a: Snap, b: Snap, sym: Sym) -> Term:
-        """What any two records satisfy together (`pair`, and the pair facts)."""
-        return self._memo(("two", a, b, sym), lambda: self._build_two(a, b, sym))
-
-    def _build_two(self, a: Snap, b: Snap, sym: Sym) -> Term:
-        out = self._paired(a, b, sym)
-        if self.pair is not None:
-            out = ops.and_(out, self.pair(self.enc, a, b, sym, self.facts))
-        return out
-
     def all_names(self) -> list[str]:
         return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.all_facts]
-
-    def _assumed(self, sym: Sym, names: frozenset[str]) -> list[Term]:
-        """The strengthening assumed of the pre-state: the invariants being proved together,
-        and the history facts of the current record but the per-broker ones (each a statement
-        about what every broker would do: large, and no help to any obligation here; assuming
-        less is sound)."""
-        out = [self._invariant(i, sym) for i in self.invariants if i.name in names]
-        out.extend(self._fact(f, sym.cur, sym, False) for f in self.facts if f.by is None)
-        return out
-
-    def _invariant(self, i: Invariant, sym: Sym) -> Term:
-        return self._memo(("invariant", i, sym), lambda: i.holds(self.enc, sym))
-
-    def _goal(
-        self, name: str, record: Snap, other: Snap, family: str = "", current: bool = True
-    ) -> Callable[[Sym, Sym], Term]:
-        """The proposition an obligation shows of (before, after). A history fact is shown of
-        an arbitrary record that has every fact before the step, and of the new current one; a
-        pair fact of two arbitrary records that have every fact, and of each against the new
-        current one. Under a symmetric family (the step is broker 1's) a fact made of one
-        conjunct per broker is shown for brokers 1 and 2 only: a step of broker k breaking the
-        conjunct of broker j renames to broker 1's step breaking that of 1 (j = k) or, by a
-        renaming that fixes 1, that of 2.
-
-        Without `current` (the step keeps the controller's registration) a history fact is
-        shown of the arbitrary record only: the current registration is one of the records that
-        have every fact before the step, so a step breaking the fact of it breaks it of that
-        arbitrary record too (the record chosen equal to it)."""
-        enc = self.enc
-        only = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
-        if only is not None:
-            paired = only
-
-            def both(before: Sym, after: Sym) -> Term:
-                return ops.implies(
-                    ops.and_(
-                        self._record(record, before),
-                        self._record(other, before),
-                        self._two(record, other, before),
-                    ),
-                    ops.and_(
-                        self._paired(record, other, after, paired),
-                        self._paired(record, after.cur, after, paired),
-                    ),
-                )
-
-            return both
-        if name.startswith("history."):
-            fact = next(f for f in self.facts if f"history.{f.name}" == name)
-            trim = fact.by is not None and family in self.symmetric and enc.n > 2
-
-            # a per-broker fact shown for brokers 1 and 2 only is assumed of the record for
-            # them only: assuming less is sound, and its conjuncts about other brokers are
-            # about what those would do
-            def kept(before: Sym, after: Sym) -> Term:
-                return ops.implies(
-                    self._record(record, before, fact, trim),
-                    ops.and_(
-                        self._fact(fact, record, after, trim),
-                        self._fact(fact, after.cur, after, trim) if current else True,
-                    ),
-                )
-
-            return kept
-        invariant = next(i for i in self.invariants if i.name == name)
-        return lambda before, after: invariant.holds(enc, after)
 
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
@@ -391,7 +151,7 @@ class Prover:
             self.start = initial(enc, isr, leader, fenced)
             self.start_shape = ops.bool_term(shape_constraint(enc, isr, leader, fenced))
         state = self.start
-        goal = self._goal(name, self.record, self.second)
+        goal = self.goals.goal(name, self.record, self.second)
         solver = self._solver()
         solver.add(self.start_shape)
         status, model = self._check(solver, ops.not_(goal(state, state)))
@@ -421,7 +181,7 @@ class Prover:
         if found is not None:
             return found
         solver = self._solver()
-        for a in self._assumed(self.before, together):
+        for a in self.goals.assumed(self.before, together):
             solver.add(ops.bool_term(a))
         context = (solver, self._probes(family))
         self.contexts[key] = context
@@ -439,21 +199,27 @@ class Prover:
             arg = _argument(enc, instance, k)
             after = instance.update(before, arg)
             guard = instance.guard(before, arg)
-            same = all(map(_same, enc.leaves(before.cur, Snap), enc.leaves(after.cur, Snap)))
+            same = all(
+                map(
+                    _same,
+                    enc.leaves(before.partition, PartitionRegistration),
+                    enc.leaves(after.partition, PartitionRegistration),
+                )
+            )
             probe = Probe(instance, arg, guard, after, self._successor(after), same)
             if instance.arg == "h":
                 # the record applied is a record of the log: against the current one, and
                 # against the records the obligation is about
                 probe = probe._replace(
-                    applied=self._paired(arg, before.cur, before),
-                    history=self._two(self.record, arg, before),
-                    paired=self._two(self.second, arg, before),
+                    applied=self.goals.paired(arg, before.partition, before),
+                    history=self.goals.two(self.record, arg, before),
+                    paired=self.goals.two(self.second, arg, before),
                 )
             probes.append(probe)
         self.probes[family] = probes
         return probes
 
-    def _successor(self, after: Sym) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+    def _successor(self, after: ClusterState) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         """The substitution of a successor for the post-state variables."""
         out = []
         for var, value in zip(self.enc.leaves(self.after), self.enc.leaves(after), strict=True):
@@ -474,11 +240,11 @@ class Prover:
         far faster than Python builds the term again over each successor."""
         symmetric = family in self.symmetric
         key = (name, symmetric, current)
-        found = self.goals.get(key)
+        found = self.goal_terms.get(key)
         if found is None:
-            goal = self._goal(name, self.record, self.second, family, current)
+            goal = self.goals.goal(name, self.record, self.second, family, current)
             found = ops.bool_term(goal(self.before, self.after))
-            self.goals[key] = found
+            self.goal_terms[key] = found
         return found
 
     def consecution(self, name: str, family: str, together: frozenset[str]) -> Obligation:
@@ -489,7 +255,7 @@ class Prover:
         started = time.monotonic()
         solver, probes = self._context(family, together)
         history = name.startswith("history.")
-        paired = any(f"history.{f.name}" == name for f in self.pair_facts)
+        paired = any(f"history.{f.name}" == name for f in self.goals.pair_facts)
         cases = []
         for probe in probes:
             guard = ops.and_(
@@ -541,7 +307,7 @@ class Prover:
         family's obligations (they share that family's solver in a worker); the heaviest, the
         per-broker history facts (each states something of every broker), go first and alone,
         so that no long one is left to run while the other workers idle."""
-        heavy = {f"history.{f.name}" for f in self.facts if f.by is not None}
+        heavy = {f"history.{f.name}" for f in self.goals.facts if f.by is not None}
         jobs: list[tuple[str, list[str]]] = []
         families = sorted(self.families, key=lambda f: -len(self._taken(f)))
         for family in families:
@@ -594,7 +360,7 @@ def _start_worker() -> None:
     )
 
 
-Outcome = tuple[str, float, tuple[Sym, int, Sym] | None]
+Outcome = tuple[str, float, tuple[ClusterState, int, ClusterState] | None]
 
 
 def _discharge(job: tuple[tuple[str, list[str]], frozenset[str]]) -> list[Outcome]:
@@ -632,5 +398,5 @@ def _argument(enc: Encoding, instance: Instance, k: int) -> Any:
     if instance.arg == "s":
         return enc.sets.var(f"arg{k}")
     if instance.arg == "h":
-        return enc.fresh(f"arg{k}", Snap)
+        return enc.fresh(f"arg{k}", PartitionRegistration)
     return None

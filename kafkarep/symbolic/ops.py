@@ -1,4 +1,4 @@
-"""Broker sets and epoch sets over terms, for the symbolic state (`encoding`).
+"""Broker sets and epoch sets over terms, for the symbolic state (`state`).
 
 The scalar operations (`and_`, `ite`, ...) are `kafkarep.terms`, which the controller rules
 are written against; they are re-exported here for the encoding's modules.

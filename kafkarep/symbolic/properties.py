@@ -7,50 +7,54 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import Encoding, Rep, Sym
+from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, implies
-from kafkarep.symbolic.transition import running
+from kafkarep.symbolic.state import ClusterState, Replica, running
 
-Clause = Callable[[Encoding, Sym], Term]  # true when the clause holds
+Clause = Callable[[Encoding, ClusterState], Term]  # true when the clause holds
 
 # The properties this engine proves; each is the conjunction of its clauses.
 SUPPORTED = ("leader_completeness", "leader_candidate_completeness", "min_isr_commit")
 
 
-def holds_committed(enc: Encoding, sym: Sym, r: Rep) -> Term:
+def holds_committed(enc: Encoding, sym: ClusterState, r: Replica) -> Term:
     """The replica holds the committed log: every offset below the True HWM, same records."""
     g = sym.ghost
     return and_(
-        r.leo >= g.thwm,
-        *(implies(o < g.thwm, eq(r.log[o], c)) for o, c in enumerate(g.committed)),
+        r.leo >= g.true_hwm,
+        *(implies(o < g.true_hwm, eq(r.log[o], c)) for o, c in enumerate(g.committed)),
     )
 
 
-def holds_acked(enc: Encoding, sym: Sym, r: Rep) -> Term:
-    return and_(*(ops.epochs_within(p, r.log[o], o < r.leo) for o, p in enumerate(sym.ghost.pos)))
+def holds_acked(enc: Encoding, sym: ClusterState, r: Replica) -> Term:
+    return and_(
+        *(ops.epochs_within(p, r.log[o], o < r.leo) for o, p in enumerate(sym.ghost.pos_acked))
+    )
 
 
-def _for_leader(enc: Encoding, sym: Sym, test: Callable[[Rep], Term]) -> Term:
+def _for_leader(enc: Encoding, sym: ClusterState, test: Callable[[Replica], Term]) -> Term:
     checks = []
     for k in range(1, enc.n + 1):
         b = sym.brokers[k - 1]
         checks.append(
-            implies(and_(eq(sym.cur.leader, k), running(b), b.replica.present), test(b.replica))
+            implies(
+                and_(eq(sym.partition.leader, k), running(b), b.replica.present), test(b.replica)
+            )
         )
     return and_(*checks)
 
 
-def committed_log(enc: Encoding, sym: Sym) -> Term:
+def committed_log(enc: Encoding, sym: ClusterState) -> Term:
     return implies(
-        sym.ghost.thwm > 0, _for_leader(enc, sym, lambda r: holds_committed(enc, sym, r))
+        sym.ghost.true_hwm > 0, _for_leader(enc, sym, lambda r: holds_committed(enc, sym, r))
     )
 
 
-def acked_writes(enc: Encoding, sym: Sym) -> Term:
+def acked_writes(enc: Encoding, sym: ClusterState) -> Term:
     return _for_leader(enc, sym, lambda r: holds_acked(enc, sym, r))
 
 
-def _members_complete(enc: Encoding, sym: Sym, members: Term) -> Term:
+def _members_complete(enc: Encoding, sym: ClusterState, members: Term) -> Term:
     checks = []
     for k in range(1, enc.n + 1):
         b = sym.brokers[k - 1]
@@ -60,25 +64,25 @@ def _members_complete(enc: Encoding, sym: Sym, members: Term) -> Term:
                 holds_committed(enc, sym, b.replica),
             )
         )
-    return implies(sym.ghost.thwm > 0, and_(*checks))
+    return implies(sym.ghost.true_hwm > 0, and_(*checks))
 
 
-def isr_complete(enc: Encoding, sym: Sym) -> Term:
-    return _members_complete(enc, sym, sym.cur.isr)
+def isr_complete(enc: Encoding, sym: ClusterState) -> Term:
+    return _members_complete(enc, sym, sym.partition.isr)
 
 
-def elr_complete(enc: Encoding, sym: Sym) -> Term:
+def elr_complete(enc: Encoding, sym: ClusterState) -> Term:
     if not enc.cfg.options.elr_enabled:
         return True
-    return _members_complete(enc, sym, sym.cur.elr)
+    return _members_complete(enc, sym, sym.partition.elr)
 
 
-def acks(enc: Encoding, sym: Sym) -> Term:
-    return ops.not_(sym.ghost.ack_below)
+def acks(enc: Encoding, sym: ClusterState) -> Term:
+    return ops.not_(sym.ghost.ack_below_min_isr)
 
 
-def hwm(enc: Encoding, sym: Sym) -> Term:
-    return ops.not_(sym.ghost.hwm_below)
+def hwm(enc: Encoding, sym: ClusterState) -> Term:
+    return ops.not_(sym.ghost.hwm_below_min_isr)
 
 
 CLAUSES: dict[str, Clause] = {

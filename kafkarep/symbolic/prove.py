@@ -17,8 +17,7 @@ from kafkarep.engines.shorten import shorten
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import with_initial
 from kafkarep.model.replay import Trace, replay_path
-from kafkarep.symbolic import bmc
-from kafkarep.symbolic import invariants as lemmas
+from kafkarep.symbolic import bmc, invariants
 from kafkarep.symbolic.decoding import (
     clause_check,
     concrete_trace,
@@ -95,8 +94,8 @@ def prove_property(
     obligations: tuple[Obligation, ...] = ()
     failed: tuple[Obligation, ...] = ()
     if settings.induction and prover is not None:
-        prover = prover.with_facts(lemmas.facts_for(prop))
-        names = list(lemmas.needed(prop))
+        prover = prover.with_facts(invariants.facts_for(prop))
+        names = list(invariants.needed(prop))
         obligations = tuple(prover.prove(names, settings.stop_at_failure, settings.workers))
         failed = tuple(o for o in obligations if o.status != "proved")
         if not failed:
@@ -174,7 +173,7 @@ def bmc_error(clause: str) -> Exception:
 
 
 def prover_for(cfg: ModelConfig, timeout: float) -> Prover:
-    return Prover(cfg, lemmas.ALL_INVARIANTS, lemmas.FACTS, timeout, lemmas.pair)
+    return Prover(cfg, invariants.ALL_INVARIANTS, invariants.FACTS, timeout, invariants.pair)
 
 
 __all__ = ["Result", "Settings", "prove_property", "prover_for", "with_initial"]

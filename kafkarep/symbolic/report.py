@@ -13,15 +13,16 @@ from kafkarep.model.replay import Step, Trace
 from kafkarep.output.itf import write_trace
 from kafkarep.output.steps import render
 from kafkarep.symbolic.decoding import Concretiser
+from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import Obligation, Prover
 
 LABEL = "counterexample to induction (not shown reachable)"
 
 
-def cti_trace(cfg: ModelConfig, prover_enc: object, obligation: Obligation) -> Trace:
+def cti_trace(cfg: ModelConfig, prover_enc: Encoding, obligation: Obligation) -> Trace:
     assert obligation.cti is not None
     before, instance, after = obligation.cti
-    concretiser = Concretiser(prover_enc)  # type: ignore[arg-type]
+    concretiser = Concretiser(prover_enc)
     b, a = concretiser.state(before), concretiser.state(after)
     if obligation.action == "initial":
         return Trace(cfg, b, ())
@@ -33,8 +34,6 @@ def cti_trace(cfg: ModelConfig, prover_enc: object, obligation: Obligation) -> T
 def counterexample_to_induction(
     cfg: ModelConfig, obligation: Obligation, folder: Path, console: Console
 ) -> Path:
-    from kafkarep.symbolic.encoding import Encoding
-
     enc = Encoding(cfg, abstract_history=True)
     trace = cti_trace(cfg, enc, obligation)
     what = f"{obligation.invariant} under {obligation.action}"

@@ -1,0 +1,219 @@
+"""What an induction obligation states: what it assumes of the pre-state and of the records of
+the metadata log (the invariants proved together, the history facts, the pair facts), and what
+it shows of the step's (before, after). `induction.Prover` discharges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kafkarep.symbolic import ops
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.lemmas import AnyFact, Fact, Invariant, PairFact
+from kafkarep.symbolic.ops import Term
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
+
+# What any two records of the metadata log satisfy, given the pre-state and the history facts.
+Pair = Callable[
+    [Encoding, PartitionRegistration, PartitionRegistration, ClusterState, tuple[Fact, ...]], Term
+]
+
+
+class Goals:
+    """The propositions of a model's obligations, each term built once per process."""
+
+    def __init__(
+        self,
+        enc: Encoding,
+        invariants: tuple[Invariant, ...],
+        facts: tuple[AnyFact, ...],
+        pair: Pair | None,
+        symmetric: frozenset[str],
+    ) -> None:
+        self.enc = enc
+        self.invariants = invariants
+        self.facts = tuple(f for f in facts if isinstance(f, Fact))
+        self.pair_facts = tuple(f for f in facts if isinstance(f, PairFact))
+        self.pair = pair  # what any two records of the log satisfy (derived from the facts)
+        self.symmetric = symmetric  # the families shown for broker 1's steps only
+        self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
+
+    def _facts(
+        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
+    ) -> Term:
+        """The history facts of a record: all of them, or, for the obligation of the fact
+        `own`, the shared ones and `own` (with `trim`, for brokers 1 and 2 only)."""
+        return ops.and_(
+            *(
+                self._fact(f, record, sym, trim and f is own)
+                for f in self.facts
+                if own is None or f.shared or f is own
+            )
+        )
+
+    def applied(
+        self, enc: Encoding, record: PartitionRegistration, sym: ClusterState, broker: int
+    ) -> Term:
+        """What a record a broker applies satisfies: the history facts, the per-broker ones
+        about that broker only (the others are about what other brokers would do on applying
+        it; assuming less of the record, the relation has more steps: sound)."""
+        return ops.and_(
+            *(
+                f.holds(enc, record, sym) if f.by is None else f.by(enc, record, sym, broker)
+                for f in self.facts
+            )
+        )
+
+    def _fact(self, f: Fact, record: PartitionRegistration, sym: ClusterState, trim: bool) -> Term:
+        """One history fact of a record (with `trim`, a per-broker fact for brokers 1 and 2
+        only), built once per process."""
+        enc = self.enc
+        by = f.by
+        if trim and by is not None:
+            return self._memo(
+                ("fact", f, record, sym, trim),
+                lambda: ops.and_(by(enc, record, sym, 1), by(enc, record, sym, 2)),
+            )
+        return self._memo(("fact", f, record, sym), lambda: f.holds(enc, record, sym))
+
+    def paired(
+        self,
+        a: PartitionRegistration,
+        b: PartitionRegistration,
+        sym: ClusterState,
+        only: PairFact | None = None,
+    ) -> Term:
+        """The pair facts (or one) of two records, in the order they were committed."""
+        enc = self.enc
+        return ops.and_(
+            *(
+                ops.and_(
+                    ops.implies(a.partition_epoch < b.partition_epoch, f.holds(enc, a, b, sym)),
+                    ops.implies(b.partition_epoch < a.partition_epoch, f.holds(enc, b, a, sym)),
+                )
+                for f in (self.pair_facts if only is None else (only,))
+            )
+        )
+
+    def _memo(self, key: tuple[Any, ...], build: Callable[[], Term]) -> Term:
+        """A term built once per process: `key` holds the objects it is about (kept alive with
+        the term, so that their ids stay theirs)."""
+        found = self.memo.get(tuple(id(k) for k in key))
+        if found is None:
+            found = (key, build())
+            self.memo[tuple(id(k) for k in key)] = found
+        return found[1]
+
+    def _record(
+        self,
+        record: PartitionRegistration,
+        sym: ClusterState,
+        own: Fact | None = None,
+        trim: bool = False,
+    ) -> Term:
+        """What any record of the log satisfies: the history facts (see `_facts`), against the
+        current registration too; the record of the current partition epoch is that
+        registration."""
+        return self._memo(
+            ("record", record, sym, own, trim),
+            lambda: self._build_record(record, sym, own, trim),
+        )
+
+    def _build_record(
+        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
+    ) -> Term:
+        enc = self.enc
+        current = ops.implies(
+            ops.eq(record.partition_epoch, sym.partition.partition_epoch),
+            ops.and_(*enc.equal(record, sym.partition, PartitionRegistration)),
+        )
+        return ops.and_(
+            self._facts(record, sym, own, trim),
+            record.partition_epoch <= sym.partition.partition_epoch,
+            current,
+            self.paired(record, sym.partition, sym),
+        )
+
+    def two(self, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState) -> Term:
+        """What any two records satisfy together (`pair`, and the pair facts)."""
+        return self._memo(("two", a, b, sym), lambda: self._build_two(a, b, sym))
+
+    def _build_two(
+        self, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+    ) -> Term:
+        out = self.paired(a, b, sym)
+        if self.pair is not None:
+            out = ops.and_(out, self.pair(self.enc, a, b, sym, self.facts))
+        return out
+
+    def assumed(self, sym: ClusterState, names: frozenset[str]) -> list[Term]:
+        """The strengthening assumed of the pre-state: the invariants being proved together,
+        and the history facts of the current record but the per-broker ones (each a statement
+        about what every broker would do: large, and no help to any obligation here; assuming
+        less is sound)."""
+        out = [self._invariant(i, sym) for i in self.invariants if i.name in names]
+        out.extend(self._fact(f, sym.partition, sym, False) for f in self.facts if f.by is None)
+        return out
+
+    def _invariant(self, i: Invariant, sym: ClusterState) -> Term:
+        return self._memo(("invariant", i, sym), lambda: i.holds(self.enc, sym))
+
+    def goal(
+        self,
+        name: str,
+        record: PartitionRegistration,
+        other: PartitionRegistration,
+        family: str = "",
+        current: bool = True,
+    ) -> Callable[[ClusterState, ClusterState], Term]:
+        """The proposition an obligation shows of (before, after). A history fact is shown of
+        an arbitrary record that has every fact before the step, and of the new current one; a
+        pair fact of two arbitrary records that have every fact, and of each against the new
+        current one. Under a symmetric family (the step is broker 1's) a fact made of one
+        conjunct per broker is shown for brokers 1 and 2 only: a step of broker k breaking the
+        conjunct of broker j renames to broker 1's step breaking that of 1 (j = k) or, by a
+        renaming that fixes 1, that of 2.
+
+        Without `current` (the step keeps the controller's registration) a history fact is
+        shown of the arbitrary record only: the current registration is one of the records that
+        have every fact before the step, so a step breaking the fact of it breaks it of that
+        arbitrary record too (the record chosen equal to it)."""
+        enc = self.enc
+        only = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
+        if only is not None:
+            paired = only
+
+            def both(before: ClusterState, after: ClusterState) -> Term:
+                return ops.implies(
+                    ops.and_(
+                        self._record(record, before),
+                        self._record(other, before),
+                        self.two(record, other, before),
+                    ),
+                    ops.and_(
+                        self.paired(record, other, after, paired),
+                        self.paired(record, after.partition, after, paired),
+                    ),
+                )
+
+            return both
+        if name.startswith("history."):
+            fact = next(f for f in self.facts if f"history.{f.name}" == name)
+            trim = fact.by is not None and family in self.symmetric and enc.n > 2
+
+            # a per-broker fact shown for brokers 1 and 2 only is assumed of the record for
+            # them only: assuming less is sound, and its conjuncts about other brokers are
+            # about what those would do
+            def kept(before: ClusterState, after: ClusterState) -> Term:
+                return ops.implies(
+                    self._record(record, before, fact, trim),
+                    ops.and_(
+                        self._fact(fact, record, after, trim),
+                        self._fact(fact, after.partition, after, trim) if current else True,
+                    ),
+                )
+
+            return kept
+        invariant = next(i for i in self.invariants if i.name == name)
+        return lambda before, after: invariant.holds(enc, after)

@@ -1,0 +1,153 @@
+"""The history facts every proof assumes of every record of the metadata log (well formed,
+consistent with every copy of the metadata, one leader per epoch, written by its leader), and
+what any two records satisfy together (`pair`)."""
+
+from __future__ import annotations
+
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.invariants.common import brokers, replica, views_only_advance
+from kafkarep.symbolic.invariants.copies import (
+    all_logs,
+    consistent,
+    epoch_carriers,
+    registration_copies,
+)
+from kafkarep.symbolic.invariants.later_epochs import elr_and_last_known, rejoined
+from kafkarep.symbolic.invariants.structure import registration_shape
+from kafkarep.symbolic.lemmas import AnyFact, Fact
+from kafkarep.symbolic.ops import Term, and_, eq, implies, or_
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
+
+
+def _history_shape(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+    return and_(
+        registration_shape(enc, record),
+        record.leader_epoch <= sym.partition.leader_epoch,
+        record.partition_epoch <= sym.partition.partition_epoch,
+        implies(
+            eq(record.leader_epoch, sym.partition.leader_epoch),
+            eq(record.leader, sym.partition.leader),
+        ),
+    )
+
+
+def _history_consistent(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+    mine = (True, record.partition_epoch, record.leader_epoch, record.leader, record.isr)
+    return and_(*(consistent(enc, mine, other) for other in registration_copies(enc, sym)))
+
+
+def _history_epoch_leader(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+    return and_(
+        *(
+            implies(and_(present, eq(leader_epoch, record.leader_epoch)), eq(leader, record.leader))
+            for present, leader_epoch, leader in epoch_carriers(enc, sym)
+        )
+    )
+
+
+def _history_written(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+    """A record of the record's epoch exists only once its leader has led that epoch."""
+    parts = []
+    for log, start, end in all_logs(enc, sym):
+        for o in range(enc.r):
+            has = and_(start <= o, o < end, eq(log[o], record.leader_epoch))
+            parts.append(
+                implies(
+                    has,
+                    or_(
+                        *(
+                            and_(
+                                eq(record.leader, m),
+                                replica(sym, m).view.leader_epoch >= record.leader_epoch,
+                            )
+                            for m in brokers(enc)
+                        )
+                    ),
+                )
+            )
+    return and_(*parts)
+
+
+FACTS: tuple[Fact, ...] = (
+    Fact("shape", _history_shape, "every record is well formed"),
+    Fact("consistent", _history_consistent, "records agree with the copies of the metadata"),
+    Fact("epoch_leader", _history_epoch_leader, "a record names its epoch's one leader"),
+    Fact("written", _history_written, "records of an epoch follow its leader"),
+)
+
+
+def pair(
+    enc: Encoding,
+    a: PartitionRegistration,
+    b: PartitionRegistration,
+    sym: ClusterState | None = None,
+    facts: tuple[AnyFact, ...] = (),
+) -> Term:
+    """Two records of the metadata log agree: epochs move together, one leader per epoch.
+    (True of every pair once `consistent` and `epoch_leader` hold of every record: each record
+    met every older one when it was committed as the current registration.) With the state and
+    the history facts `stale_leader_alone` and `no_growth_before_leader`, also what those say
+    of the older record against the newer one (`_pair_state`)."""
+    out = and_(
+        consistent(
+            enc,
+            (True, a.partition_epoch, a.leader_epoch, a.leader, a.isr),
+            (True, b.partition_epoch, b.leader_epoch, b.leader, b.isr),
+        ),
+        implies(eq(a.leader_epoch, b.leader_epoch), eq(a.leader, b.leader)),
+    )
+    names = {f.name for f in facts}
+    if sym is not None and set(_PAIRED) <= names and views_only_advance(enc):
+        out = and_(out, _pair_state(enc, a, b, sym), _pair_state(enc, b, a, sym))
+    if sym is not None and "rejoined" in names and views_only_advance(enc):
+        ta, tb = (
+            (True, a.partition_epoch, a.leader_epoch, a.leader, a.isr),
+            (True, b.partition_epoch, b.leader_epoch, b.leader, b.isr),
+        )
+        out = and_(
+            out,
+            rejoined(enc, sym, ta, tb, elr_and_last_known(enc, a), elr_and_last_known(enc, b)),
+            rejoined(enc, sym, tb, ta, elr_and_last_known(enc, b), elr_and_last_known(enc, a)),
+        )
+    return out
+
+
+_PAIRED = ("stale_leader_alone", "no_growth_before_leader", "lagging_members")
+
+
+def _pair_state(
+    enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+) -> Term:
+    """`no_growth_before_leader` and `stale_leader_alone` of record a against record b. Each
+    held against b when b was committed (b was then the controller's registration, a an older
+    record: a newer record has a higher partition epoch, so a was committed first), and since
+    then only the premise can change, from true to false: the leader of a reaching it (views
+    only advance in models where `views_only_advance`)."""
+    s = enc.sets
+    parts = []
+    for x in brokers(enc):
+        xr = replica(sym, x)
+        named = eq(a.leader, x)
+        same = and_(
+            named,
+            xr.view.partition_epoch < a.partition_epoch,
+            eq(b.leader_epoch, a.leader_epoch),
+            b.partition_epoch >= a.partition_epoch,
+        )
+        parts.append(implies(same, s.subset(b.isr, a.isr)))
+        later = and_(
+            named,
+            xr.view.leader_epoch < a.leader_epoch,
+            b.leader_epoch > a.leader_epoch,
+            s.has(b.isr, x),
+        )
+        parts.append(implies(later, s.eq(b.isr, s.bit(x))))
+        # b older, behind: a's leader was a candidate behind b when a was committed
+        behind = and_(
+            named,
+            xr.view.leader_epoch < b.leader_epoch,
+            b.leader_epoch < a.leader_epoch,
+            s.size(b.isr) >= enc.cfg.min_isr,
+        )
+        parts.append(implies(behind, s.has(b.isr, x)))
+    return and_(*parts)

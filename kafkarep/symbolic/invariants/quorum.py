@@ -1,0 +1,410 @@
+"""The quorum argument (the completeness properties; inductive at N = 3, see prove.md).
+
+A leader advances its HWM to the smallest position, as it knows them, of its Maximal ISR. A
+member that can still fetch from it (has not moved past its epoch) bounds nothing yet: it
+will fetch before the HWM passes it. A member that has moved on bounds the HWM for good by its
+last known position. `commit_bound` is therefore the most a leader can ever commit with its
+current Maximal ISR, and the invariants below say who must hold the leader's log up to it.
+"""
+
+from __future__ import annotations
+
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.invariants.common import brokers, candidates, every, holds_prefix, replica
+from kafkarep.symbolic.invariants.copies import all_logs, registration_copies, still_awaited
+from kafkarep.symbolic.lemmas import Invariant
+from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
+from kafkarep.symbolic.state import FOLLOWER, LEADER, ClusterState, running
+from kafkarep.symbolic.transition.logs import truncation_point
+
+
+def can_fetch(enc: Encoding, sym: ClusterState, m: int, leader: int) -> Term:
+    """Broker m has not moved past the leader's epoch: it may still fetch from it there."""
+    c, lr = replica(sym, m), replica(sym, leader)
+    return or_(
+        c.view.leader_epoch < lr.view.leader_epoch,
+        and_(eq(c.view.leader_epoch, lr.view.leader_epoch), eq(c.role, FOLLOWER)),
+    )
+
+
+def commit_bound(enc: Encoding, sym: ClusterState, leader: int, members: Term) -> Term:
+    """The most the leader can commit while `members` is its Maximal ISR."""
+    s = enc.sets
+    lr = replica(sym, leader)
+    out: Term = lr.leo
+    for m in brokers(enc):
+        if m != leader:
+            known = imax(lr.followers[m - 1].leo, 0)
+            bound = ite(can_fetch(enc, sym, m, leader), lr.leo, known)
+            out = ite(s.has(members, m), imin(out, bound), out)
+    return out
+
+
+def may_commit(enc: Encoding, isr: Term) -> Term:
+    """The HWM rule's MinISR gate (KIP-966) on the ISR a leader holds (or will hold)."""
+    cfg = enc.cfg
+    if cfg.options.elr_enabled and cfg.guard_on("hwm.isr_at_min_isr"):
+        return enc.sets.size(isr) >= cfg.min_isr
+    return True
+
+
+def _quorum(
+    enc: Encoding, sym: ClusterState, leader: int, members: Term, isr: Term, when: Term
+) -> Term:
+    """Every other member of the controller's ISR and ELR is a member of `members` still able
+    to fetch from the leader, or holds the leader's log up to its commit bound over them."""
+    s = enc.sets
+    lr = replica(sym, leader)
+    bound = commit_bound(enc, sym, leader, members)
+    parts = []
+    for c in brokers(enc):
+        if c == leader:
+            continue
+        cr = replica(sym, c)
+        premise = and_(
+            when,
+            eq(lr.role, LEADER),
+            may_commit(enc, isr),
+            s.has(candidates(enc, sym), c),
+            running(sym.brokers[c - 1]),
+            cr.present,
+        )
+        fetching = and_(s.has(members, c), can_fetch(enc, sym, c, leader))
+        parts.append(implies(premise, or_(fetching, holds_prefix(enc, cr, lr.log, bound))))
+    return and_(*parts)
+
+
+def _current(
+    enc: Encoding, sym: ClusterState, leader: int, members: Term, isr: Term, when: Term
+) -> Term:
+    """If every member of `members` can still fetch from the leader, so can every other member
+    of the controller's ISR and ELR, and it is one of them (nobody was elected past it)."""
+    s = enc.sets
+    lr = replica(sym, leader)
+    others = [m for m in brokers(enc) if m != leader]
+    all_fetch = and_(*(implies(s.has(members, m), can_fetch(enc, sym, m, leader)) for m in others))
+    premise = and_(when, eq(lr.role, LEADER), may_commit(enc, isr), all_fetch)
+    return and_(
+        *(
+            implies(
+                and_(premise, s.has(candidates(enc, sym), c)),
+                and_(s.has(members, c), can_fetch(enc, sym, c, leader)),
+            )
+            for c in others
+        )
+    )
+
+
+def has_accepted_answer(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """The broker has an accepted AlterPartition answer to its pending proposal."""
+    k = sym.brokers[b - 1]
+    a, r = k.ap_response, k.replica
+    return and_(
+        a.present,
+        eq(a.error, 0),
+        r.pending,
+        eq(r.pending_partition_epoch, a.request_partition_epoch),
+        enc.sets.eq(r.pending_isr, a.request_isr),
+        eq(a.leader_epoch, r.view.leader_epoch),
+    )
+
+
+def accepted_answer(enc: Encoding, sym: ClusterState, b: int) -> tuple[Term, Term, Term]:
+    """(Maximal ISR, ISR, condition) once the leader adopts its accepted answer."""
+    isr = sym.brokers[b - 1].ap_response.isr
+    return isr, isr, has_accepted_answer(enc, sym, b)
+
+
+def commit_quorum(enc: Encoding, sym: ClusterState) -> Term:
+    """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_quorum`."""
+    return every(
+        enc,
+        lambda b: _quorum(enc, sym, b, replica(sym, b).maximal_isr, replica(sym, b).view.isr, True),
+    )
+
+
+def current_quorum(enc: Encoding, sym: ClusterState) -> Term:
+    """Over a leader's Maximal ISR (when its ISR passes the MinISR gate): `_current`."""
+    return every(
+        enc,
+        lambda b: _current(
+            enc, sym, b, replica(sym, b).maximal_isr, replica(sym, b).view.isr, True
+        ),
+    )
+
+
+def answer_quorum(enc: Encoding, sym: ClusterState) -> Term:
+    """`_quorum` and `_current` over the ISR of an accepted answer the leader will adopt."""
+    return every(
+        enc,
+        lambda b: and_(
+            _quorum(enc, sym, b, *accepted_answer(enc, sym, b)),
+            _current(enc, sym, b, *accepted_answer(enc, sym, b)),
+        ),
+    )
+
+
+def rollback_quorum(enc: Encoding, sym: ClusterState) -> Term:
+    """`_quorum` and `_current` over the ISR a leader holds while it has a proposal pending and
+    not accepted: a rolled-back proposal makes it the Maximal ISR again."""
+
+    def ok(b: int) -> Term:
+        r = replica(sym, b)
+        open_ = and_(r.pending, not_(has_accepted_answer(enc, sym, b)))
+        return and_(
+            _quorum(enc, sym, b, r.view.isr, r.view.isr, open_),
+            _current(enc, sym, b, r.view.isr, r.view.isr, open_),
+        )
+
+    return every(enc, ok)
+
+
+def followers_known(enc: Encoding, sym: ClusterState) -> Term:
+    """What a leader knows of a follower that fetched from it and has not moved past its epoch
+    is true: the follower holds the leader's log up to that position, and follows it."""
+    parts = []
+    for b in brokers(enc):
+        lr = replica(sym, b)
+        for m in brokers(enc):
+            if m == b:
+                continue
+            f, c = lr.followers[m - 1], replica(sym, m)
+            known = and_(eq(lr.role, LEADER), f.fetched_this_epoch)
+            parts.append(
+                implies(and_(known, can_fetch(enc, sym, m, b)), holds_prefix(enc, c, lr.log, f.leo))
+            )
+            parts.append(
+                implies(
+                    and_(known, c.view.leader_epoch <= lr.view.leader_epoch),
+                    and_(eq(c.role, FOLLOWER), eq(c.view.leader, b)),
+                )
+            )
+    return and_(*parts)
+
+
+def maximal_fetched(enc: Encoding, sym: ClusterState) -> Term:
+    """A leader knows the position of a Maximal ISR member only from a fetch (the flag)."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        lr = replica(sym, b)
+        for m in brokers(enc):
+            if m != b:
+                f = lr.followers[m - 1]
+                member = and_(eq(lr.role, LEADER), s.has(lr.maximal_isr, m), f.leo >= 0)
+                parts.append(implies(member, f.fetched_this_epoch))
+    return and_(*parts)
+
+
+def pending_caught_up(enc: Encoding, sym: ClusterState) -> Term:
+    """A replica a leader proposes to add has fetched in its epoch, to its HWM and its LESO;
+    the proposal was sent from the registration the leader holds."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        lr = replica(sym, b)
+        proposing = and_(eq(lr.role, LEADER), lr.pending)
+        parts.append(implies(proposing, eq(lr.pending_partition_epoch, lr.view.partition_epoch)))
+        for m in brokers(enc):
+            if m == b:
+                continue
+            f = lr.followers[m - 1]
+            added = and_(proposing, s.has(lr.pending_isr, m), not_(s.has(lr.view.isr, m)))
+            parts.append(
+                implies(added, and_(f.fetched_this_epoch, f.leo >= lr.hwm, f.leo >= lr.leso))
+            )
+    return and_(*parts)
+
+
+def requests_in_flight(enc: Encoding, sym: ClusterState) -> Term:
+    """An AlterPartition request in flight is its sender's pending proposal, or is stale: from
+    an older leader epoch or partition epoch than the sender holds. An accepted answer's ISR is
+    within the ISR requested, its partition epoch not below the one requested, its leader epoch
+    not above the sender's (the controller accepts only a request of its own epochs)."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        q, r, a = sym.ap_requests[b - 1], replica(sym, b), sym.brokers[b - 1].ap_response
+        current = and_(
+            eq(r.role, LEADER),
+            eq(q.leader_epoch, r.view.leader_epoch),
+            implies(not_(r.pending), q.partition_epoch < r.view.partition_epoch),
+        )
+        parts.append(implies(q.present, or_(q.leader_epoch < r.view.leader_epoch, current)))
+        parts.append(
+            implies(
+                and_(a.present, eq(a.error, 0)),
+                and_(
+                    s.subset(a.isr, a.request_isr),
+                    a.partition_epoch >= a.request_partition_epoch,
+                    a.leader_epoch <= r.view.leader_epoch,
+                ),
+            )
+        )
+    return and_(*parts)
+
+
+def divergence_costs_records(enc: Encoding, sym: ClusterState) -> Term:
+    """Two logs with different records at offset o hold at least o + 2 distinct records between
+    them (a record is an (offset, epoch) pair, written once), so that many were written."""
+    written = enc.r - sym.budget.records
+    logs = all_logs(enc, sym)
+    parts = []
+    for i, (a, _, a_end) in enumerate(logs):
+        for c, _, c_end in logs[i + 1 :]:
+            for o in range(enc.r):
+                differ = and_(o < a_end, o < c_end, ne(a[o], c[o]))
+                parts.append(implies(differ, written >= o + 2))
+    # a diverging response tells of the leader's log when it answered: its records of the
+    # epoch answered (below the leader's own) end at the offset answered
+    for b in brokers(enc):
+        k = sym.brokers[b - 1]
+        f = k.fetch_response
+        told = and_(
+            f.present,
+            f.diverging,
+            still_awaited(k.replica, f),
+            f.diverging_end >= 1,
+            f.diverging_epoch >= 1,
+            f.diverging_epoch < f.leader_epoch,
+        )
+        parts.append(implies(told, f.diverging_end <= written))
+        for a, _, a_end in logs:
+            for o in range(enc.r):
+                differ = and_(
+                    told, eq(f.diverging_end, o + 1), o < a_end, ne(a[o], f.diverging_epoch)
+                )
+                parts.append(implies(differ, written >= o + 2))
+    return and_(*parts)
+
+
+def committed_below_leader(enc: Encoding, sym: ClusterState) -> Term:
+    """The True HWM is at most the LESO or the HWM of a leader of the current epoch."""
+    return every(
+        enc,
+        lambda b: implies(
+            and_(
+                eq(replica(sym, b).role, LEADER),
+                eq(replica(sym, b).view.leader_epoch, sym.partition.leader_epoch),
+            ),
+            sym.ghost.true_hwm <= imax(replica(sym, b).leso, replica(sym, b).hwm),
+        ),
+    )
+
+
+def followed_leader_complete(enc: Encoding, sym: ClusterState) -> Term:
+    """A member of the controller's ISR or ELR follows, if anyone, a leader holding the
+    committed log."""
+    s = enc.sets
+    g = sym.ghost
+    parts = []
+    for c in brokers(enc):
+        cr = replica(sym, c)
+        for b in brokers(enc):
+            if b == c:
+                continue
+            lr = replica(sym, b)
+            follows = and_(
+                s.has(candidates(enc, sym), c),
+                eq(cr.role, FOLLOWER),
+                eq(lr.role, LEADER),
+                eq(lr.view.leader_epoch, cr.view.leader_epoch),
+            )
+            parts.append(implies(follows, holds_prefix(enc, lr, g.committed, g.true_hwm)))
+    return and_(*parts)
+
+
+def truncation_keeps(enc: Encoding, sym: ClusterState) -> Term:
+    """A diverging fetch response a follower awaits keeps the records it shares with the leader
+    that sent it (while that leader still leads), and, for a member of the controller's ISR or
+    ELR holding the committed log, the committed log."""
+    g = sym.ghost
+    parts = []
+    for c in brokers(enc):
+        k = sym.brokers[c - 1]
+        f, r = k.fetch_response, k.replica
+        at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
+        awaited = and_(f.present, f.diverging, still_awaited(r, f))
+        member = and_(
+            enc.sets.has(candidates(enc, sym), c), holds_prefix(enc, r, g.committed, g.true_hwm)
+        )
+        parts.append(implies(and_(awaited, member), at >= g.true_hwm))
+        for b in brokers(enc):
+            if b == c:
+                continue
+            lr = replica(sym, b)
+            sender = and_(
+                awaited,
+                eq(f.leader, b),
+                eq(lr.role, LEADER),
+                eq(lr.view.leader_epoch, f.leader_epoch),
+            )
+            for o in range(enc.r):
+                shared = and_(o < r.leo, o < lr.leo, eq(r.log[o], lr.log[o]))
+                parts.append(implies(and_(sender, shared), o < at))
+    return and_(*parts)
+
+
+def lagging_candidates(enc: Encoding, sym: ClusterState) -> Term:
+    """A member of the controller's ISR or ELR that has not reached a registration's leader
+    epoch was in that registration's ISR when its ELR was empty (the ISR at MinISR): only a
+    fetch in a leader epoch gets a replica into the ISR, and the ELR holds former members."""
+    s = enc.sets
+    parts = []
+    for present, _, leader_epoch, _, isr in registration_copies(enc, sym)[1:]:
+        full = and_(present, s.size(isr) >= enc.cfg.min_isr)
+        for c in brokers(enc):
+            cr = replica(sym, c)
+            lagging = and_(
+                full,
+                cr.present,
+                cr.view.leader_epoch < leader_epoch,
+                s.has(candidates(enc, sym), c),
+            )
+            parts.append(implies(lagging, s.has(isr, c)))
+    return and_(*parts)
+
+
+def fetched_in_epoch(enc: Encoding, sym: ClusterState) -> Term:
+    """A follower a leader knows to have fetched from it has reached the leader's epoch."""
+    parts = []
+    for b in brokers(enc):
+        lr = replica(sym, b)
+        for m in brokers(enc):
+            if m != b:
+                known = and_(eq(lr.role, LEADER), lr.followers[m - 1].fetched_this_epoch)
+                parts.append(
+                    implies(known, replica(sym, m).view.leader_epoch >= lr.view.leader_epoch)
+                )
+    return and_(*parts)
+
+
+def frozen(enc: Encoding, sym: ClusterState, leader: int, members: Term) -> Term:
+    """A member has moved past the leader's epoch: the commit bound can no longer grow."""
+    return or_(
+        *(
+            and_(enc.sets.has(members, m), not_(can_fetch(enc, sym, m, leader)))
+            for m in brokers(enc)
+            if m != leader
+        )
+    )
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant("commit_quorum", commit_quorum, "ISR and ELR hold what a leader can commit"),
+    Invariant("current_quorum", current_quorum, "a leader nobody left covers the ISR and ELR"),
+    Invariant("answer_quorum", answer_quorum, "the same over an accepted answer's ISR"),
+    Invariant("rollback_quorum", rollback_quorum, "the same over the ISR a proposal leaves"),
+    Invariant("followers_known", followers_known, "a leader's knowledge of followers is true"),
+    Invariant("maximal_fetched", maximal_fetched, "Maximal ISR positions come from fetches"),
+    Invariant("pending_caught_up", pending_caught_up, "a replica proposed has caught up"),
+    Invariant("requests_in_flight", requests_in_flight, "AlterPartition requests are pending"),
+    Invariant("divergence_costs_records", divergence_costs_records, "divergent logs cost records"),
+    Invariant("committed_below_leader", committed_below_leader, "the leader covers the HWM"),
+    Invariant(
+        "followed_leader_complete", followed_leader_complete, "ISR and ELR follow complete leaders"
+    ),
+    Invariant("truncation_keeps", truncation_keeps, "truncation keeps shared, committed records"),
+    Invariant("lagging_candidates", lagging_candidates, "ISR, ELR members behind were in the ISR"),
+    Invariant("fetched_in_epoch", fetched_in_epoch, "a follower known to have fetched is there"),
+)

@@ -1,0 +1,468 @@
+"""The structure of a state: well-formed registrations, logs, views and roles; the committed
+log; who received an unacknowledged write; copies of the metadata and logs that agree; the
+messages in flight. The MinISR rule is proved with these alone."""
+
+from __future__ import annotations
+
+from kafkarep.symbolic.domain import Terms
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.invariants.common import (
+    brokers,
+    every,
+    holds_prefix,
+    log_well_formed,
+    replica,
+    views_only_advance,
+)
+from kafkarep.symbolic.invariants.copies import (
+    all_logs,
+    consistent,
+    epoch_carriers,
+    registration_copies,
+    still_awaited,
+)
+from kafkarep.symbolic.lemmas import Invariant
+from kafkarep.symbolic.ops import Term, and_, epochs_within, eq, implies, ite, ne, not_, or_
+from kafkarep.symbolic.state import FOLLOWER, LEADER, NONE, ClusterState, PartitionRegistration
+
+
+def controller_shape(enc: Encoding, sym: ClusterState) -> Term:
+    return registration_shape(enc, sym.partition)
+
+
+def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
+    """A partition registration is well formed (the controller's, and so every record)."""
+    s = enc.sets
+    replicas = Terms(enc).members(p.replicas)
+    leader_ok = or_(
+        eq(p.leader, -1), or_(*(and_(eq(p.leader, b), s.has(p.isr, b)) for b in brokers(enc)))
+    )
+    parts = [
+        p.leader_epoch >= 1,
+        p.partition_epoch >= 1,
+        leader_ok,
+        s.subset(p.isr, replicas),
+        s.subset(p.elr, replicas),
+        s.empty(s.inter(p.isr, p.elr)),
+        s.subset(p.last_known_elr, s.union(replicas, s.bit(-1))),
+        not_(p.recovering),
+    ]
+    if enc.cfg.options.elr_enabled:
+        parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
+        parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.last_known_elr)))
+        # the last known leader is cleared once the partition has a leader (R1.3.5)
+        parts.append(implies(ne(p.leader, -1), s.empty(p.last_known_elr)))
+        if views_only_advance(enc):
+            # the last ISR member to go moves to the ELR, which only an unclean shutdown (none
+            # here) or an election empties (R1.3.2, R1.3.7): no ISR and ELR only from the start
+            parts.append(implies(s.empty(s.union(p.isr, p.elr)), eq(p.partition_epoch, 1)))
+    return and_(*parts)
+
+
+def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
+    s = enc.sets
+    replicas = s.of(enc.cfg.replicas)
+
+    def ok(b: int) -> Term:
+        k = sym.brokers[b - 1]
+        r = k.replica
+        v = r.view
+        if b not in enc.cfg.replicas:
+            return not_(r.present)
+        return and_(
+            r.present,
+            log_well_formed(enc, r.log, r.leo, v.leader_epoch),
+            r.hwm >= 0,
+            r.hwm <= r.leo,
+            v.present,
+            s.eq(v.replicas, replicas),
+            v.leader_epoch >= 1,
+            v.leader_epoch <= sym.partition.leader_epoch,
+            v.partition_epoch >= 1,
+            v.partition_epoch <= sym.partition.partition_epoch,
+            k.applied_epoch >= 1,
+            k.applied_epoch <= v.partition_epoch,
+            s.subset(v.isr, replicas),
+            not_(v.recovering),
+            or_(
+                eq(v.leader, -1),
+                *(and_(eq(v.leader, m), s.has(v.isr, m)) for m in enc.cfg.replicas),
+            ),
+            eq(eq(r.role, LEADER), eq(v.leader, b)),
+            eq(eq(r.role, NONE), eq(v.leader, -1)),
+            or_(eq(r.role, LEADER), eq(r.role, FOLLOWER), eq(r.role, NONE)),
+        )
+
+    return every(enc, ok)
+
+
+def leader_state(enc: Encoding, sym: ClusterState) -> Term:
+    """A leader's Maximal ISR is its ISR plus its proposal; only a leader has follower state,
+    a proposal or unacknowledged writes."""
+    s = enc.sets
+    replicas = s.of(enc.cfg.replicas)
+
+    def ok(b: int) -> Term:
+        r = replica(sym, b)
+        lead = eq(r.role, LEADER)
+        unknown = and_(
+            *(
+                and_(eq(f.leo, -1), eq(f.broker_epoch, -1), not_(f.fetched_this_epoch))
+                for f in r.followers
+            )
+        )
+        followers_ok = and_(
+            *(
+                and_(
+                    f.leo >= -1,
+                    f.leo <= r.leo,
+                    eq(eq(f.leo, -1), eq(f.broker_epoch, -1)),
+                    implies(f.fetched_this_epoch, f.leo >= 0),
+                    or_(eq(f.broker_epoch, -1), eq(f.broker_epoch, sym.brokers[m - 1].epoch)),
+                )
+                if m != b
+                else and_(eq(f.leo, -1), eq(f.broker_epoch, -1), not_(f.fetched_this_epoch))
+                for m, f in enumerate(r.followers, start=1)
+            )
+        )
+        pending_ok = ite(
+            r.pending,
+            and_(
+                s.has(r.pending_isr, b),
+                s.subset(r.pending_isr, replicas),
+                r.pending_partition_epoch >= r.view.partition_epoch,
+            ),
+            and_(s.empty(r.pending_isr), eq(r.pending_partition_epoch, 0)),
+        )
+        return ite(
+            lead,
+            and_(
+                followers_ok,
+                pending_ok,
+                s.eq(r.maximal_isr, s.union(r.view.isr, s.ite(r.pending, r.pending_isr, 0))),
+                r.leso >= 0,
+                r.leso <= r.leo,
+            ),
+            and_(
+                unknown,
+                not_(r.pending),
+                s.empty(r.pending_isr),
+                eq(r.pending_partition_epoch, 0),
+                eq(r.unacked_from, -1),
+            ),
+        )
+
+    return every(enc, ok)
+
+
+def unacknowledged(enc: Encoding, sym: ClusterState) -> Term:
+    """A leader's unacknowledged writes are [unacked, LEO), above its HWM; who received one
+    includes the leader and every follower it knows to have fetched past it."""
+    s = enc.sets
+
+    def ok(b: int) -> Term:
+        r = replica(sym, b)
+        pending = r.unacked_from >= 0
+        parts = [
+            r.unacked_from >= -1,
+            implies(pending, and_(r.unacked_from < r.leo, r.hwm <= r.unacked_from)),
+        ]
+        for o in range(enc.r):
+            inside = and_(pending, r.unacked_from <= o, o < r.leo)
+            parts.append(implies(not_(inside), s.empty(r.received[o])))
+            parts.append(implies(inside, s.has(r.received[o], b)))
+            for m in brokers(enc):
+                if m != b:
+                    parts.append(
+                        implies(and_(inside, r.followers[m - 1].leo > o), s.has(r.received[o], m))
+                    )
+        return and_(*parts)
+
+    return every(enc, ok)
+
+
+def committed_shape(enc: Encoding, sym: ClusterState) -> Term:
+    g = sym.ghost
+    return and_(
+        log_well_formed(enc, g.committed, g.true_hwm, sym.partition.leader_epoch),
+        every(enc, lambda b: replica(sym, b).hwm <= g.true_hwm),
+    )
+
+
+def acked_are_committed(enc: Encoding, sym: ClusterState) -> Term:
+    g = sym.ghost
+    return and_(
+        *(epochs_within(p, g.committed[o], o < g.true_hwm) for o, p in enumerate(g.pos_acked))
+    )
+
+
+def hwm_prefix_committed(enc: Encoding, sym: ClusterState) -> Term:
+    """Below its HWM a replica holds the committed records."""
+    g = sym.ghost
+    return every(
+        enc, lambda b: holds_prefix(enc, replica(sym, b), g.committed, replica(sym, b).hwm)
+    )
+
+
+def log_matching(enc: Encoding, sym: ClusterState) -> Term:
+    """Two logs with the same record at an offset hold the same records below it (the logs of
+    the replicas, of the fetch responses in flight, and the committed log)."""
+    logs = all_logs(enc, sym)
+    parts = []
+    for i, (a, _, a_end) in enumerate(logs):
+        for c, _, c_end in logs[i + 1 :]:
+            for o in range(enc.r):
+                same = and_(o < a_end, o < c_end, eq(a[o], c[o]))
+                for below in range(o):
+                    parts.append(implies(same, eq(a[below], c[below])))
+    return and_(*parts)
+
+
+def holders_received(enc: Encoding, sym: ClusterState) -> Term:
+    """Every replica holding a leader's unacknowledged write is among its receivers."""
+    s = enc.sets
+    parts = []
+    for b in brokers(enc):
+        r = replica(sym, b)
+        for o in range(enc.r):
+            inside = and_(r.unacked_from >= 0, r.unacked_from <= o, o < r.leo)
+            for m in brokers(enc):
+                if m != b:
+                    holder = replica(sym, m)
+                    parts.append(
+                        implies(
+                            and_(inside, o < holder.leo, eq(holder.log[o], r.log[o])),
+                            s.has(r.received[o], m),
+                        )
+                    )
+    return and_(*parts)
+
+
+def registrations_consistent(enc: Encoding, sym: ClusterState) -> Term:
+    copies = registration_copies(enc, sym)
+    return and_(*(consistent(enc, a, b) for i, a in enumerate(copies) for b in copies[i + 1 :]))
+
+
+def one_leader_per_epoch(enc: Encoding, sym: ClusterState) -> Term:
+    """Whoever names a leader for an epoch names the same one; and the records of a leader's
+    current epoch are its own writes."""
+    carriers = epoch_carriers(enc, sym)
+    parts = []
+    for i, (present_a, epoch_a, leader_a) in enumerate(carriers):
+        for present_b, epoch_b, leader_b in carriers[i + 1 :]:
+            parts.append(
+                implies(and_(present_a, present_b, eq(epoch_a, epoch_b)), eq(leader_a, leader_b))
+            )
+    logs = all_logs(enc, sym)
+    for b in brokers(enc):
+        r = replica(sym, b)
+        lead = eq(r.role, LEADER)
+        for log, start, end in logs:
+            for o in range(enc.r):
+                parts.append(
+                    implies(
+                        and_(lead, start <= o, o < end, eq(log[o], r.view.leader_epoch)),
+                        and_(o < r.leo, eq(r.log[o], r.view.leader_epoch)),
+                    )
+                )
+        for o in range(enc.r):
+            parts.append(
+                implies(and_(lead, o < r.leo), eq(r.log[o] >= r.view.leader_epoch, o >= r.leso))
+            )
+    return and_(*parts)
+
+
+def fetch_responses(enc: Encoding, sym: ClusterState) -> Term:
+    """A response in flight answers the follower's current position from its leader's log."""
+    replicas = enc.cfg.replicas
+
+    def ok(b: int) -> Term:
+        k = sym.brokers[b - 1]
+        f, r = k.fetch_response, k.replica
+        entries = and_(
+            *(
+                ite(
+                    and_(f.fetch_offset <= o, o < f.end),
+                    and_(f.entries[o] >= 1, f.entries[o] <= f.leader_epoch),
+                    eq(f.entries[o], 0),
+                )
+                for o in range(enc.r)
+            )
+        )
+        from_leader = []
+        for m in brokers(enc):
+            if m == b:
+                continue
+            lr = replica(sym, m)
+            current = and_(
+                eq(f.leader, m),
+                eq(lr.role, LEADER),
+                eq(lr.view.leader_epoch, f.leader_epoch),
+                still_awaited(r, f),
+            )
+            from_leader.append(
+                implies(
+                    current,
+                    and_(
+                        implies(
+                            not_(f.diverging),
+                            and_(
+                                holds_prefix(enc, r, lr.log, f.fetch_offset),
+                                f.end <= lr.leo,
+                                f.hwm <= lr.hwm,
+                                *(
+                                    implies(
+                                        and_(f.fetch_offset <= o, o < f.end),
+                                        eq(f.entries[o], lr.log[o]),
+                                    )
+                                    for o in range(enc.r)
+                                ),
+                            ),
+                        ),
+                    ),
+                )
+            )
+        leader_at_least = and_(
+            *(
+                implies(eq(f.leader, m), replica(sym, m).view.leader_epoch >= f.leader_epoch)
+                for m in brokers(enc)
+            )
+        )
+        return implies(
+            f.present,
+            and_(
+                leader_at_least,
+                or_(*(eq(f.leader, m) for m in replicas if m != b)),
+                f.leader_epoch >= 1,
+                f.leader_epoch <= r.view.leader_epoch,
+                implies(still_awaited(r, f), eq(f.fetch_offset, r.leo)),
+                f.fetch_offset >= 0,
+                f.fetch_offset <= f.end,
+                f.end <= enc.r,
+                f.hwm >= 0,
+                f.hwm <= sym.ghost.true_hwm,
+                implies(
+                    f.diverging,
+                    and_(
+                        eq(f.end, f.fetch_offset),
+                        f.diverging_end >= 0,
+                        f.diverging_epoch >= 0,
+                        f.diverging_epoch <= f.leader_epoch,
+                    ),
+                ),
+                implies(not_(f.diverging), f.hwm <= f.end),
+                entries,
+                *from_leader,
+            ),
+        )
+
+    return every(enc, ok)
+
+
+def records_bound(enc: Encoding, sym: ClusterState) -> Term:
+    """No log is longer than the number of records written so far."""
+    written = enc.r - sym.budget.records
+    return and_(
+        sym.budget.records >= 0,
+        written <= enc.r,
+        *(end <= written for _, _, end in all_logs(enc, sym)),
+    )
+
+
+def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
+    """AlterPartition requests and answers in flight: at most one per leader, for its pending
+    proposal when it still has one; an accepted answer names the leader and a committed ISR."""
+    s = enc.sets
+    replicas = s.of(enc.cfg.replicas)
+
+    def ok(b: int) -> Term:
+        k = sym.brokers[b - 1]
+        q, a, r = sym.ap_requests[b - 1], k.ap_response, k.replica
+        request = implies(
+            q.present,
+            and_(
+                not_(a.present),
+                q.leader_epoch >= 1,
+                q.leader_epoch <= sym.partition.leader_epoch,
+                q.leader_epoch <= r.view.leader_epoch,
+                q.partition_epoch >= 1,
+                q.partition_epoch <= sym.partition.partition_epoch,
+                s.has(q.isr, b),
+                s.subset(q.isr, replicas),
+                not_(q.recovering),
+                eq(q.broker_epoch, k.epoch),
+                implies(
+                    and_(eq(r.role, LEADER), r.pending),
+                    and_(
+                        s.eq(q.isr, r.pending_isr),
+                        eq(q.partition_epoch, r.pending_partition_epoch),
+                        eq(q.leader_epoch, r.view.leader_epoch),
+                    ),
+                ),
+                *(
+                    ite(
+                        s.has(q.isr, m),
+                        or_(
+                            eq(q.member_epochs[m - 1], -1),
+                            eq(q.member_epochs[m - 1], sym.brokers[m - 1].epoch),
+                        ),
+                        eq(q.member_epochs[m - 1], 0),
+                    )
+                    for m in brokers(enc)
+                ),
+            ),
+        )
+        answer = implies(
+            a.present,
+            and_(
+                a.request_partition_epoch >= 1,
+                a.request_partition_epoch <= sym.partition.partition_epoch,
+                s.has(a.request_isr, b),
+                s.subset(a.request_isr, replicas),
+                implies(
+                    and_(eq(r.role, LEADER), r.pending),
+                    and_(
+                        s.eq(a.request_isr, r.pending_isr),
+                        eq(a.request_partition_epoch, r.pending_partition_epoch),
+                    ),
+                ),
+                implies(
+                    eq(a.error, 0),
+                    and_(
+                        eq(a.leader, b),
+                        a.leader_epoch >= 1,
+                        a.leader_epoch <= sym.partition.leader_epoch,
+                        a.partition_epoch >= 1,
+                        a.partition_epoch <= sym.partition.partition_epoch,
+                        s.has(a.isr, b),
+                        s.subset(a.isr, replicas),
+                        not_(a.recovering),
+                    ),
+                ),
+            ),
+        )
+        return and_(request, answer)
+
+    return every(enc, ok)
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant("controller_shape", controller_shape, "the controller's registration is well formed"),
+    Invariant(
+        "replicas_well_formed", replicas_well_formed, "logs, views and roles are well formed"
+    ),
+    Invariant("leader_state", leader_state, "only leaders have follower state and proposals"),
+    Invariant("unacknowledged", unacknowledged, "unacknowledged writes and their receivers"),
+    Invariant("committed_shape", committed_shape, "the committed log is well formed"),
+    Invariant("acked_are_committed", acked_are_committed, "acknowledged writes are committed"),
+    Invariant("hwm_prefix_committed", hwm_prefix_committed, "below a HWM the log is committed"),
+    Invariant("log_matching", log_matching, "same record at an offset, same records below"),
+    Invariant("holders_received", holders_received, "holders of a write are its receivers"),
+    Invariant("one_leader_per_epoch", one_leader_per_epoch, "an epoch has one leader"),
+    Invariant("fetch_responses", fetch_responses, "responses in flight answer from the leader"),
+    Invariant("records_bound", records_bound, "no log is longer than the records written"),
+    Invariant("registrations_consistent", registrations_consistent, "copies of the metadata agree"),
+    Invariant(
+        "alter_partition_messages", alter_partition_messages, "AlterPartition requests, answers"
+    ),
+)

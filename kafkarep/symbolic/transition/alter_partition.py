@@ -1,0 +1,258 @@
+"""AlterPartition (`kafkarep/model/actions/alter_partition.py`): a leader proposing an ISR, the
+controller handling the request, the leader handling the answer."""
+
+from __future__ import annotations
+
+from kafkarep import rules
+from kafkarep.errors import Error
+from kafkarep.model.actions.alter_partition import ROLL_BACK
+from kafkarep.model.actions.base import CONTROLLER
+from kafkarep.symbolic.domain import AlterPartition, decided
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
+from kafkarep.symbolic.state import (
+    ERROR,
+    LEADER,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    ClusterState,
+    running,
+)
+from kafkarep.symbolic.transition.cluster import (
+    leader_replica,
+    spend,
+    with_ap_request,
+    with_broker,
+    with_replica,
+)
+from kafkarep.symbolic.transition.controller import commit, metadata
+from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
+from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
+from kafkarep.symbolic.transition.metadata_cache import isr_eligible
+
+
+def idle_leader(sym: ClusterState, broker: int) -> Term:
+    b = sym.brokers[broker - 1]
+    r = b.replica
+    return and_(
+        leader_replica(b),
+        not_(r.pending),
+        not_(b.ap_response.present),
+        not_(sym.ap_requests[broker - 1].present),
+    )
+
+
+def send(
+    enc: Encoding, sym: ClusterState, broker: int, isr: Term, recovering: Term
+) -> ClusterState:
+    s = enc.sets
+    b = sym.brokers[broker - 1]
+    r = b.replica
+    view = r.view
+
+    def known(m: int) -> Term:
+        if m == broker:
+            return b.epoch
+        e = r.followers[m - 1].broker_epoch
+        return ite(e >= 0, e, -1)
+
+    epochs = tuple(ite(s.has(isr, m), known(m), 0) for m in range(1, enc.n + 1))
+    request = AlterPartitionRequest(
+        True, view.leader_epoch, view.partition_epoch, isr, epochs, recovering, b.epoch
+    )
+    r = r._replace(
+        maximal_isr=s.union(view.isr, isr),
+        pending=True,
+        pending_isr=isr,
+        pending_partition_epoch=view.partition_epoch,
+    )
+    return with_ap_request(with_replica(sym, broker, r), broker, request)
+
+
+def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
+    """model/actions/alter_partition.py: `joins`."""
+    s = enc.sets
+    r = sym.brokers[broker - 1].replica
+    f = r.followers[follower - 1]
+    checks = [
+        ("isr_join.fetch_offset_at_hwm", f.leo >= r.hwm),
+        ("isr_join.fetch_offset_at_leso", f.leo >= r.leso),
+    ]
+    return and_(
+        idle_leader(sym, broker),
+        r.view.present,
+        not_(r.view.recovering),
+        s.has(r.view.replicas, follower),
+        not_(s.has(r.view.isr, follower)),
+        isr_eligible(enc, r, follower),
+        *(ok for name, ok in checks if enc.cfg.guard_on(name)),
+    )
+
+
+def maybe_expand(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> ClusterState:
+    """model/actions/alter_partition.py: `maybe_expand`."""
+    s = enc.sets
+    view = sym.brokers[broker - 1].replica.view
+    expanded = send(enc, sym, broker, s.union(view.isr, s.bit(follower)), view.recovering)
+    return enc.merge(joins(enc, sym, broker, follower), expanded, sym)
+
+
+def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
+    s = enc.sets
+
+    def guard(sym: ClusterState, dropped: Term) -> Term:
+        r = sym.brokers[broker - 1].replica
+        out_of_sync = enc.cfg.guard_on("shrink_isr.follower_out_of_sync")
+        return and_(
+            sym.budget.isr_shrinks > 0,
+            idle_leader(sym, broker),
+            r.view.present,
+            not_(s.empty(dropped)),
+            s.subset(dropped, s.minus(r.view.isr, s.bit(broker))),
+            *(
+                implies(s.has(dropped, m), r.followers[m - 1].leo < r.leo)
+                for m in range(1, enc.n + 1)
+                if out_of_sync and m != broker
+            ),
+        )
+
+    def update(sym: ClusterState, dropped: Term) -> ClusterState:
+        r = sym.brokers[broker - 1].replica
+        view = r.view
+        followers = tuple(
+            f._replace(caught_up=and_(f.caught_up, not_(s.has(dropped, m))))
+            for m, f in enumerate(r.followers, start=1)
+        )
+        sym = with_replica(sym, broker, r._replace(followers=followers))
+        sym = spend(sym, "isr_shrinks")
+        return send(enc, sym, broker, s.minus(view.isr, dropped), view.recovering)
+
+    return [Instance("shrink_isr", broker, None, "s", guard, update)]
+
+
+def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
+    s = enc.sets
+    out = []
+    for follower in range(1, enc.n + 1):
+        if follower == broker:
+            continue
+
+        def guard(sym: ClusterState, _: Term, follower: int = follower) -> Term:
+            b = sym.brokers[broker - 1]
+            r = b.replica
+            f = r.followers[follower - 1]
+            return and_(
+                leader_replica(b),
+                r.view.present,
+                s.has(r.view.replicas, follower),
+                f.caught_up,
+                not_(s.has(r.maximal_isr, follower)),
+                f.leo < r.leo,
+                isr_eligible(enc, r, follower),
+            )
+
+        def update(sym: ClusterState, _: Term, follower: int = follower) -> ClusterState:
+            r = sym.brokers[broker - 1].replica
+            followers = list(r.followers)
+            followers[follower - 1] = followers[follower - 1]._replace(caught_up=False)
+            return with_replica(sym, broker, r._replace(followers=tuple(followers)))
+
+        out.append(Instance("replica_lag", broker, follower, None, guard, update))
+    return out
+
+
+def recover_leader(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        r = sym.brokers[broker - 1].replica
+        return and_(idle_leader(sym, broker), r.view.present, r.view.recovering)
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        view = sym.brokers[broker - 1].replica.view
+        return send(enc, sym, broker, view.isr, False)
+
+    return [Instance("recover_leader", broker, None, None, guard, update)]
+
+
+def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        return sym.ap_requests[broker - 1].present
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        q = sym.ap_requests[broker - 1]
+        request = AlterPartition(broker, q, enc.sets)
+        outcome = decided(rules.alter_partition(metadata(enc, sym), request))
+        sym = with_ap_request(commit(enc, sym, outcome), broker, enc.no_ap_request())
+        p = sym.partition
+        failed = ne(outcome.error, ERROR[Error.NONE])
+        response = AlterPartitionResponse(
+            True,
+            q.isr,
+            q.partition_epoch,
+            outcome.error,
+            ite(failed, -1, p.leader),
+            ite(failed, -1, p.leader_epoch),
+            ite(failed, -1, p.partition_epoch),
+            enc.sets.ite(failed, 0, p.isr),
+            ite(failed, False, p.recovering),
+        )
+        b = sym.brokers[broker - 1]
+        delivered = and_(running(b), eq(b.epoch, q.broker_epoch))
+        return with_broker(
+            sym,
+            broker,
+            b._replace(
+                ap_response=enc.merge(delivered, response, b.ap_response, AlterPartitionResponse)
+            ),
+        )
+
+    return [Instance("handle_alter_partition", CONTROLLER, broker, None, guard, update)]
+
+
+def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
+    s = enc.sets
+    roll_back = [ERROR[e] for e in sorted(ROLL_BACK)]
+
+    def guard(sym: ClusterState, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        return and_(running(b), b.ap_response.present)
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        b = sym.brokers[broker - 1]
+        a = b.ap_response
+        r = b.replica
+        sym = with_broker(sym, broker, b._replace(ap_response=enc.no_ap_response()))
+        mine = and_(
+            r.present,
+            eq(r.role, LEADER),
+            r.pending,
+            s.eq(r.pending_isr, a.request_isr),
+            eq(r.pending_partition_epoch, a.request_partition_epoch),
+        )
+        rolls_back = and_(mine, or_(*(eq(a.error, e) for e in roll_back)))
+        accepted = and_(
+            mine,
+            eq(a.error, ERROR[Error.NONE]),
+            eq(a.leader_epoch, r.view.leader_epoch),
+            a.partition_epoch >= r.view.partition_epoch,
+        )
+        cleared = r._replace(pending=False, pending_isr=0, pending_partition_epoch=0)
+        rolled = cleared._replace(maximal_isr=r.view.isr)
+        view = r.view._replace(
+            isr=a.isr, partition_epoch=a.partition_epoch, recovering=a.recovering
+        )
+        adopted = maybe_advance_hwm(
+            enc, with_replica(sym, broker, cleared._replace(view=view, maximal_isr=a.isr)), broker
+        )
+        after_roll_back = with_replica(sym, broker, rolled)
+        return enc.merge(accepted, adopted, enc.merge(rolls_back, after_roll_back, sym))
+
+    return [Instance("alter_partition_response", broker, None, None, guard, update)]
+
+
+FAMILIES: dict[str, Build] = {
+    "replica_lag": per_broker(replica_lag),
+    "shrink_isr": per_broker(shrink_isr),
+    "recover_leader": per_broker(recover_leader),
+    "handle_alter_partition": per_broker(handle_alter_partition),
+    "alter_partition_response": per_broker(alter_partition_response),
+}

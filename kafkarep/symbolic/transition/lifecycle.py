@@ -1,0 +1,158 @@
+"""Broker lifecycle (`kafkarep/model/actions/lifecycle.py`): fencing, unfencing, controlled
+shutdown, crashes and restarts."""
+
+from __future__ import annotations
+
+from kafkarep import rules
+from kafkarep.model.actions.base import CONTROLLER
+from kafkarep.rules import ControlledShutdown, FenceBroker, RegisterBroker, UnfenceBroker
+from kafkarep.symbolic.domain import decided
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne, not_
+from kafkarep.symbolic.state import (
+    OFFLINE_CLEAN,
+    OFFLINE_UNCLEAN,
+    RUNNING,
+    SHUTTING_DOWN,
+    Broker,
+    ClusterState,
+    Replica,
+    running,
+)
+from kafkarep.symbolic.transition.cluster import spend, with_broker
+from kafkarep.symbolic.transition.controller import commit, metadata
+from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
+
+
+def fence_now(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
+    return commit(enc, sym, decided(rules.fence_broker(metadata(enc, sym), FenceBroker(broker))))
+
+
+def fence(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        return and_(
+            sym.budget.fences > 0,
+            running(sym.brokers[broker - 1]),
+            not_(sym.registry[broker - 1].fenced),
+        )
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        return fence_now(enc, spend(sym, "fences"), broker)
+
+    return [Instance("fence", CONTROLLER, broker, None, guard, update)]
+
+
+def unfence(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        return and_(
+            eq(b.status, RUNNING),
+            sym.registry[broker - 1].fenced,
+            b.initialised,
+            eq(b.applied_epoch, sym.partition.partition_epoch),
+        )
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        outcome = rules.unfence_broker(metadata(enc, sym), UnfenceBroker(broker))
+        return commit(enc, sym, decided(outcome))
+
+    return [Instance("unfence", CONTROLLER, broker, None, guard, update)]
+
+
+def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        return and_(
+            sym.budget.clean_shutdowns > 0,
+            eq(sym.brokers[broker - 1].status, RUNNING),
+            sym.registry[broker - 1].active,
+        )
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        sym = spend(sym, "clean_shutdowns")
+        outcome = rules.controlled_shutdown(metadata(enc, sym), ControlledShutdown(broker))
+        sym = commit(enc, sym, decided(outcome))
+        b = sym.brokers[broker - 1]
+        return with_broker(sym, broker, b._replace(status=SHUTTING_DOWN))
+
+    return [Instance("controlled_shutdown", broker, None, None, guard, update)]
+
+
+def go_offline(
+    enc: Encoding, sym: ClusterState, broker: int, status: int, lose: bool
+) -> ClusterState:
+    b = sym.brokers[broker - 1]
+    r = b.replica
+    stopped = enc.new_replica() if lose else enc.new_replica(r.log, r.leo, imin(r.hwm, r.leo))
+    replica = enc.merge(r.present, stopped, enc.no_replica(), Replica)
+    b = b._replace(
+        status=status,
+        initialised=False,
+        replica=replica,
+        fetch_response=enc.no_fetch_response(),
+        ap_response=enc.no_ap_response(),
+    )
+    return with_broker(sym, broker, b)
+
+
+def shutdown_complete(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        return and_(
+            eq(sym.brokers[broker - 1].status, SHUTTING_DOWN), ne(sym.partition.leader, broker)
+        )
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        sym = go_offline(enc, sym, broker, OFFLINE_CLEAN, lose=False)
+        return fence_now(enc, sym, broker)
+
+    return [Instance("shutdown_complete", broker, None, None, guard, update)]
+
+
+def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
+    name = "crash_lossy" if lossy else "crash"
+    budget = "lossy_unclean_shutdowns" if lossy else "unclean_shutdowns"
+
+    def guard(sym: ClusterState, _: Term) -> Term:
+        return and_(getattr(sym.budget, budget) > 0, running(sym.brokers[broker - 1]))
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        sym = go_offline(enc, spend(sym, budget), broker, OFFLINE_UNCLEAN, lose=lossy)
+        return enc.merge(sym.registry[broker - 1].fenced, sym, fence_now(enc, sym, broker))
+
+    return [Instance(name, broker, None, None, guard, update)]
+
+
+def restart(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        return not_(running(sym.brokers[broker - 1]))
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        b = sym.brokers[broker - 1]
+        incarnation = b.incarnation + 1
+        previous = ite(eq(b.status, OFFLINE_CLEAN), b.epoch, -1)
+        event = RegisterBroker(broker, incarnation, previous_epoch=previous)
+        sym = commit(enc, sym, decided(rules.register_broker(metadata(enc, sym), event)))
+        epoch = sym.registry[broker - 1].epoch
+        b = Broker(
+            RUNNING,
+            epoch,
+            incarnation,
+            b.applied_epoch,
+            False,
+            b.replica,
+            enc.no_fetch_response(),
+            enc.no_ap_response(),
+        )
+        return with_broker(sym, broker, b)
+
+    return [Instance("restart", broker, None, None, guard, update)]
+
+
+FAMILIES: dict[str, Build] = {
+    "fence": per_broker(fence),
+    "unfence": per_broker(unfence),
+    "controlled_shutdown": per_broker(controlled_shutdown),
+    "shutdown_complete": per_broker(shutdown_complete),
+    "crash": per_broker(lambda enc, b: crash(enc, b, lossy=False)),
+    "crash_lossy": per_broker(lambda enc, b: crash(enc, b, lossy=True)),
+    "restart": per_broker(restart),
+}

@@ -1,0 +1,191 @@
+"""A broker acting on the metadata (`kafkarep/model/actions/metadata.py`): applying a partition
+record, and its metadata cache taking the brokers' registrations."""
+
+from __future__ import annotations
+
+from kafkarep.symbolic.domain import Terms
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
+from kafkarep.symbolic.state import (
+    FOLLOWER,
+    LEADER,
+    NONE,
+    UNKNOWN_FOLLOWER,
+    ClusterState,
+    PartitionRegistration,
+    Replica,
+    running,
+)
+from kafkarep.symbolic.transition.cluster import leader_replica, view_of, with_broker, with_replica
+from kafkarep.symbolic.transition.controller import eligibility_now, record_at
+from kafkarep.symbolic.transition.hwm import maybe_advance_hwm, nack_unacked
+from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
+
+
+def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
+    """The argument is the partition epoch of the record applied; with an abstract history
+    (induction) it is the record itself, any record the history facts allow."""
+
+    def guard(sym: ClusterState, partition_epoch: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        first = ite(b.initialised, b.applied_epoch + 1, sym.partition.partition_epoch)
+        return and_(
+            running(b), first <= partition_epoch, partition_epoch <= sym.partition.partition_epoch
+        )
+
+    def update(sym: ClusterState, partition_epoch: Term) -> ClusterState:
+        b = sym.brokers[broker - 1]
+        snapshot = record_at(enc, sym.metadata_log, partition_epoch)
+        sym = with_broker(sym, broker, b._replace(applied_epoch=partition_epoch, initialised=True))
+        return act_on(enc, sym, broker, snapshot)
+
+    def guard_record(sym: ClusterState, snapshot: PartitionRegistration) -> Term:
+        same = and_(*enc.equal(snapshot, sym.partition, PartitionRegistration))
+        facts = enc.history(enc, snapshot, sym, broker) if enc.history is not None else True
+        return and_(
+            guard(sym, snapshot.partition_epoch),
+            implies(eq(snapshot.partition_epoch, sym.partition.partition_epoch), same),
+            facts,
+        )
+
+    def update_record(sym: ClusterState, snapshot: PartitionRegistration) -> ClusterState:
+        b = sym.brokers[broker - 1]
+        sym = with_broker(
+            sym, broker, b._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
+        )
+        return act_on(enc, sym, broker, snapshot)
+
+    def guard_latest(sym: ClusterState, _: Term) -> Term:
+        return guard(sym, sym.partition.partition_epoch)
+
+    def update_latest(sym: ClusterState, _: Term) -> ClusterState:
+        b = sym.brokers[broker - 1]
+        sym = with_broker(
+            sym, broker, b._replace(applied_epoch=sym.partition.partition_epoch, initialised=True)
+        )
+        return act_on(enc, sym, broker, sym.partition)
+
+    if enc.abstract_history:
+        return [Instance("apply_metadata", broker, None, "h", guard_record, update_record)]
+    if enc.latest_metadata:
+        return [Instance("apply_metadata", broker, "latest", None, guard_latest, update_latest)]
+    return [Instance("apply_metadata", broker, None, "i", guard, update)]
+
+
+def apply_registrations(enc: Encoding, broker: int) -> list[Instance]:
+    def guard(sym: ClusterState, _: Term) -> Term:
+        b = sym.brokers[broker - 1]
+        now = eligibility_now(sym.registry)
+        return and_(
+            running(b),
+            b.initialised,
+            eq(b.applied_epoch, sym.partition.partition_epoch),
+            leader_replica(b),
+            not_(and_(*(eq(x, y) for x, y in zip(b.replica.eligible, now, strict=True)))),
+        )
+
+    def update(sym: ClusterState, _: Term) -> ClusterState:
+        r = sym.brokers[broker - 1].replica
+        return with_replica(sym, broker, r._replace(eligible=eligibility_now(sym.registry)))
+
+    return [Instance("apply_registrations", broker, None, None, guard, update)]
+
+
+def act_on(
+    enc: Encoding, sym: ClusterState, broker: int, snapshot: PartitionRegistration
+) -> ClusterState:
+    s = enc.sets
+    r = sym.brokers[broker - 1].replica
+    member = s.has(Terms(enc).members(snapshot.replicas), broker)
+    removed = with_replica(sym, broker, enc.no_replica())
+    r0 = enc.merge(r.present, r, enc.new_replica(), Replica)
+    stale = and_(r.present, r.view.present, snapshot.partition_epoch < r.view.partition_epoch)
+    # the leader branch
+    led = as_leader(enc, r0, snapshot, broker)._replace(eligible=snapshot.eligible)
+    leading_state = with_replica(sym, broker, led)
+    leading_state = maybe_advance_hwm(enc, leading_state, broker)
+    # the follower branch
+    follower = nack_unacked(enc, r0)._replace(
+        role=ite(snapshot.leader > 0, FOLLOWER, NONE),
+        view=view_of(enc, snapshot),
+        maximal_isr=snapshot.isr,
+        leso=0,
+        followers=(UNKNOWN_FOLLOWER,) * enc.n,
+        pending=False,
+        pending_isr=0,
+        pending_partition_epoch=0,
+        eligible=enc.nobody_eligible(),
+    )
+    following_state = with_replica(sym, broker, follower)
+    acted = enc.merge(eq(snapshot.leader, broker), leading_state, following_state)
+    # a leader holding a newer registration keeps it, but its cache moves with the records
+    leading = eq(r.role, LEADER)
+    cached = tuple(
+        ite(leading, e, old) for e, old in zip(snapshot.eligible, r.eligible, strict=True)
+    )
+    kept = with_replica(sym, broker, r._replace(eligible=cached))
+    return enc.merge(not_(member), removed, enc.merge(stale, kept, acted))
+
+
+def as_leader(enc: Encoding, r: Replica, snapshot: PartitionRegistration, broker: int) -> Replica:
+    s = enc.sets
+    cfg = enc.cfg
+    view = view_of(enc, snapshot)
+    promoted = nack_unacked(enc, r)._replace(
+        role=LEADER,
+        view=view,
+        maximal_isr=snapshot.isr,
+        leso=r.leo,
+        followers=tuple(
+            UNKNOWN_FOLLOWER._replace(caught_up=and_(s.has(snapshot.isr, m), m != broker))
+            for m in range(1, enc.n + 1)
+        ),
+        pending=False,
+        pending_isr=0,
+        pending_partition_epoch=0,
+    )
+    followers = r.followers
+    if cfg.options.guard_on("leader_epoch_change.reset_out_of_sync_followers"):
+        followers = tuple(
+            f._replace(
+                fetched_this_epoch=and_(f.fetched_this_epoch, s.has(snapshot.isr, m)),
+                caught_up=and_(s.has(snapshot.isr, m), m != broker),
+            )
+            for m, f in enumerate(r.followers, start=1)
+        )
+    new_epoch = r._replace(
+        view=view,
+        maximal_isr=snapshot.isr,
+        leso=r.leo,
+        followers=followers,
+        pending=False,
+        pending_isr=0,
+        pending_partition_epoch=0,
+    )
+    drop = and_(
+        r.pending,
+        or_(
+            cfg.pending_isr_on_metadata == "reset",
+            snapshot.partition_epoch > r.pending_partition_epoch,
+        ),
+    )
+    keep = and_(r.pending, not_(drop))
+    same_epoch = r._replace(
+        view=view,
+        maximal_isr=s.ite(keep, s.union(snapshot.isr, r.pending_isr), snapshot.isr),
+        pending=keep,
+        pending_isr=s.ite(keep, r.pending_isr, 0),
+        pending_partition_epoch=ite(keep, r.pending_partition_epoch, 0),
+    )
+    return enc.merge(
+        ne(r.role, LEADER),
+        promoted,
+        enc.merge(snapshot.leader_epoch > r.view.leader_epoch, new_epoch, same_epoch, Replica),
+        Replica,
+    )
+
+
+FAMILIES: dict[str, Build] = {
+    "apply_metadata": per_broker(apply_metadata),
+    "apply_registrations": per_broker(apply_registrations),
+}
