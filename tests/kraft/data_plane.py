@@ -27,7 +27,7 @@ reports say which writes were acknowledged (`parse_verifiable_producer`).
 - `log_matching.same_epoch`: two replicas agree on every batch at offsets where both hold a batch
   of the same partition leader epoch (overlapping batches of one epoch are identical).
 - `log_matching.prefix`: two replicas that hold an identical batch hold identical batches below
-  it (Raft's Log Matching, as `kafkarep/symbolic/invariants.py` states it).
+  it (Raft's Log Matching, as `kafkarep/symbolic/invariants/` states it).
 - `log_matching.stable_prefix`: two replicas hold identical batches below both their HWMs
   (`properties/log_matching.py`).
 - `epoch_cache.matches_log`: each replica's leader epoch cache has strictly increasing epochs and

@@ -1,0 +1,1 @@
+"""The search engines: the explorer, Spark, Hypothesis, and the kernel they share."""
