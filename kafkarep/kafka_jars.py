@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 # The release the fixture runs and validate-log decodes with (kafka_2.13 on Maven Central; the
-# newest 4.1 patch). Its decoder reads the metadata records of every supported release.
+# newest 4.1 patch). validate-log decodes with it unless --kafka-home names an installed Kafka.
 KAFKA_VERSION = "4.1.1"
 SCALA_BINARY_VERSION = "2.13"
 # Log4j 2 release that Kafka 4.1 ships in its distribution; Kafka 4.1 logs through SLF4J 1.7,
