@@ -160,8 +160,8 @@ def test_a_bug_only_in_the_z3_terms_is_found(monkeypatch: pytest.MonkeyPatch) ->
             return real(a, b)
         return ops.ite(a <= b, b, a)
 
-    for module in ("terms", "symbolic.ops", "rules.partition_change"):
-        monkeypatch.setattr(importlib.import_module(f"kafkarep.{module}"), "imin", wrong)
+    for name in ("terms", "symbolic.ops", "rules.partition_change"):
+        monkeypatch.setattr(importlib.import_module(f"kafkarep.{name}"), "imin", wrong)
     for module in transition_modules("imin"):
         monkeypatch.setattr(module, "imin", wrong)
     cfg = load_model(MODELS / "kip966_small.toml")
