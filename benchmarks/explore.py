@@ -32,10 +32,10 @@ STANDARD = [
 
 CHILD = r"""
 import json, resource, sys, time
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
-import properties
+from kafkarep import properties
 cfg = load_model(sys.argv[1])
 cfg = cfg._replace(check=cfg.check._replace(reduction=sys.argv[5] == "1"))
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -48,10 +48,10 @@ def tree_cpu():
         stack += children.get(pid, [])
     return total
 
-import properties
+from kafkarep import properties
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 cfg = load_model(model)
 chosen = properties.select(cfg.check.properties)
 began = time.monotonic()
@@ -60,8 +60,8 @@ if engine == "explorer":
     result = Explorer(cfg, chosen, Limits(), workers=1).run()
     startup, details = 0.0, {}
 else:
-    from kafkarep.engines import spark
-    sc = spark.start_spark(master)
+    from kafkarep.engines import spark, spark_context
+    sc = spark_context.start_spark(master)
     startup = time.monotonic() - began
     result = spark.SparkRun(sc, cfg, Limits(), cfg.check.symmetry, [], None).run()
     details = dict(result.details)

@@ -26,7 +26,7 @@ from kafkarep.engines.kernel import Judge, model_clauses
 from kafkarep.model.actions import Action, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "history" / "kafka_6880_zombie_replica_fetch.toml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafkarep.metadata import (
+from kafkarep.kafka.metadata import (
     BrokerRegistration,
     BrokerRegistry,
     ClusterMetadata,

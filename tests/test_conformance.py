@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from kafkarep.cli.main import main
-from kafkarep.conformance import check_case, expectation, load_cases
-from kafkarep.releases import RELEASES
+from kafkarep.kafka.releases import RELEASES
+from kafkarep.oracle.conformance import check_case, expectation, load_cases
 from tests.helpers import DATA
 
 CASE_FILES = sorted((DATA / "conformance").glob("*.json"))

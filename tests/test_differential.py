@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from kafkarep import differential, oracle
 from kafkarep.cli.main import main
-from kafkarep.releases import NEWEST
+from kafkarep.kafka.releases import NEWEST
+from kafkarep.oracle import differential
+from kafkarep.oracle import harness as oracle
 from tests.helpers import DATA
 
 MISSING = oracle.missing()

@@ -34,8 +34,8 @@ from kafkarep.engines.shorten import shorten
 from kafkarep.model.actions import Action, active, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
-from kafkarep.model_files import load_model
-from properties.completeness import isr_members_complete
+from kafkarep.properties.completeness import isr_members_complete
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"

@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from kafkarep.checking import explore as explorer_engine
 from kafkarep.cli.main import main
-from kafkarep.engines import spark, spark_tasks
+from kafkarep.common.exit_codes import UsageError
+from kafkarep.engines import spark, spark_context, spark_tasks
 from kafkarep.engines.expectations import problems
+from kafkarep.engines.explorer import explore as explorer_engine
 from kafkarep.engines.results import Exploration, Limits, RunOptions
-from kafkarep.exit_codes import UsageError
 from kafkarep.model.config import ModelConfig
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.spark
@@ -71,7 +71,7 @@ def run_spark(cfg: ModelConfig, limits: Limits | None = None, **engine: Any) -> 
 
 @pytest.fixture(scope="module")
 def embedded() -> Iterator[Any]:
-    sc = spark.start_spark("local[2]")
+    sc = spark_context.start_spark("local[2]")
     try:
         yield sc
     finally:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import properties
+from kafkarep import properties
 from kafkarep.cli.main import main
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
@@ -89,7 +89,7 @@ def test_search_is_deterministic() -> None:
 
 FINGERPRINTS = r"""
 import sys
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 from kafkarep.model.initial import initial_state
 from kafkarep.model.actions import successors
 from kafkarep.model.encoding import fingerprint

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import properties
+from kafkarep import properties
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
-from kafkarep.errors import Error
+from kafkarep.kafka.errors import Error
 from kafkarep.model.actions import Action, active, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
-from kafkarep.model_files import parse_model
+from kafkarep.properties.model_files import parse_model
 from kafkarep.symbolic.encoding import AbstractionError, Encoding
 from tests.helpers import ROOT
 
@@ -148,7 +148,7 @@ def test_with_kraft_s_guard_a_failover_changes_nothing() -> None:
 
 
 def test_a_lagging_controller_answers_not_controller_and_the_leader_retries() -> None:
-    from kafkarep.model_files import load_model
+    from kafkarep.properties.model_files import load_model
 
     cfg = load_model(LAGGING)
     state = step(cfg, initial_state(cfg), "produce", 1)

@@ -10,12 +10,12 @@ import os
 
 from rich.console import Console
 
-import properties
+from kafkarep import properties
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep.model.replay import replay_path
-from kafkarep.model_files import load_model
 from kafkarep.output.steps import render
+from kafkarep.properties.model_files import load_model
 from tests.helpers import DATA, ROOT
 
 MODEL = ROOT / "models" / "history" / "v35_last_replica_standing.toml"

@@ -10,13 +10,13 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-import properties
+from kafkarep import properties
 from kafkarep.cli.main import main
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep.engines.state_graph import explore_graph
-from kafkarep.model_files import load_model
 from kafkarep.output.dot import edge_label, to_dot
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"

@@ -9,10 +9,10 @@ import pkgutil
 import pytest
 
 import kafkarep
-from kafkarep.guards import Guard
 from kafkarep.model.config import ModelError
 from kafkarep.model.guard_catalogue import MODULES, all_guards
-from kafkarep.model_files import parse_model
+from kafkarep.properties.model_files import parse_model
+from kafkarep.rules.guards import Guard
 
 
 def _every_guard() -> dict[str, Guard]:

@@ -29,8 +29,8 @@ import pytest
 
 from kafkarep.cli.main import main
 from kafkarep.model.replay import replay_path
-from kafkarep.model_files import load_model
 from kafkarep.output.svg import CONTROLLER_TINT, LANE_TINTS, epoch_colour, trace_svg
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
@@ -62,7 +62,7 @@ def lrs_svg() -> ET.Element:
 
 
 def _lrs_path() -> tuple[int, ...]:
-    import properties
+    from kafkarep import properties
     from kafkarep.engines.explorer import Explorer
     from kafkarep.engines.results import Limits
 

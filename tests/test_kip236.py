@@ -3,7 +3,7 @@ and the replicas a reassignment changed in flight drops; each beside what the KR
 
 from __future__ import annotations
 
-from kafkarep.metadata import NO_LEADER
+from kafkarep.kafka.metadata import NO_LEADER
 from kafkarep.rules import AlterReassignmentRequest, Changed, alter_reassignment
 from kafkarep.zookeeper.kip236 import DropSet, Ignored, Rollback, drop_set, rollback
 from tests.helpers import brokers, cluster, reg

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import properties
+from kafkarep import properties
 from kafkarep.cli.main import main
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
@@ -20,7 +20,6 @@ from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.initial import initial_state
 from kafkarep.model.replay import replay_path
 from kafkarep.model.state import ClusterState
-from kafkarep.model_files import load_model, parse_model
 from kafkarep.planner import kip435
 from kafkarep.planner.kip435 import (
     PartitionState,
@@ -32,6 +31,7 @@ from kafkarep.planner.kip435 import (
     plan,
     plan_cluster,
 )
+from kafkarep.properties.model_files import load_model, parse_model
 from tests.helpers import ROOT
 
 

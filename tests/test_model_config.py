@@ -6,7 +6,7 @@ import pytest
 
 from kafkarep.cli.main import main
 from kafkarep.model.config import ModelError
-from kafkarep.model_files import load_model, parse_model
+from kafkarep.properties.model_files import load_model, parse_model
 
 GOOD = {
     "cluster": {"brokers": 3, "replicas": [1, 2, 3], "isr": [1, 2], "min_isr": 2, "records": 1},

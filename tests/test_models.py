@@ -14,7 +14,7 @@ import pytest
 
 from kafkarep.cli.main import main
 from kafkarep.model.config import ModelConfig
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 FAST_LIMIT = 120_000  # pinned distinct states up to which a model runs in the default suite

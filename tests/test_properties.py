@@ -9,13 +9,13 @@ import random
 
 import pytest
 
-import properties
+from kafkarep import properties
 from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
-from kafkarep.model_files import load_model
-from properties.base import StateCheck, needs_partition_change, reads
+from kafkarep.properties.base import StateCheck, needs_partition_change, reads
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 MODELS = [

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import properties
+from kafkarep import properties
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep.model.actions import successors
@@ -19,7 +19,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.reduction import IDLE_ALTER_PARTITION, STALE_FETCH, reduce
 from kafkarep.model.state import ClusterState, Status
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from kafkarep.errors import Error
-from kafkarep.metadata import LeaderRecoveryState
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import LeaderRecoveryState
 from kafkarep.rules import AlterPartitionRequest, Changed, Rejected, Unchanged, alter_partition
 from kafkarep.rules.alter_partition import GUARDS
 from tests.helpers import brokers, cluster, reg

@@ -1,7 +1,7 @@
 """Broker events (kafka-rules.md §5; seed 004 §2.8, §2.9.1), after ReplicationControlManagerTest."""
 
-from kafkarep.errors import Error
-from kafkarep.metadata import NO_LEADER
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import NO_LEADER
 from kafkarep.rules import (
     Changed,
     ControlledShutdown,

@@ -1,7 +1,7 @@
 """Elections on request (kafka-rules.md §4), after ReplicationControlManagerTest."""
 
-from kafkarep.errors import Error
-from kafkarep.metadata import NO_LEADER, LeaderRecoveryState
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import NO_LEADER, LeaderRecoveryState
 from kafkarep.rules import Changed, Election, ElectLeadersRequest, Rejected, elect_leaders
 from tests.helpers import brokers, cluster, reg
 

@@ -1,6 +1,6 @@
 """The change builder (kafka-rules.md §1), after Kafka's PartitionChangeBuilderTest."""
 
-from kafkarep.metadata import NO_LEADER, LeaderRecoveryState
+from kafkarep.kafka.metadata import NO_LEADER, LeaderRecoveryState
 from kafkarep.rules import Changed, ChangeTargets, Election, Unchanged, build, partition_change
 from tests.helpers import brokers, cluster, reg
 

@@ -1,7 +1,7 @@
 """Reassignment (seed 000 §4, kafka-rules.md §3), after ReplicationControlManagerTest,
 PartitionReassignmentReplicasTest and PartitionReassignmentRevertTest."""
 
-from kafkarep.errors import Error
+from kafkarep.kafka.errors import Error
 from kafkarep.rules import (
     AlterPartitionRequest,
     AlterReassignmentRequest,

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from kafkarep import checking
 from kafkarep.cli.main import main
-from kafkarep.model_files import load_model
-from kafkarep.suite import STATE_SPACE, assign_problems, select
+from kafkarep.engines import registry
+from kafkarep.output.suite import STATE_SPACE, assign_problems, select
+from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
@@ -196,7 +196,7 @@ def test_unavailable_and_crashing_engines(
     sampled = lrs_model().replace("[expect]", '[check]\nengine = "hypothesis"\n\n[expect]')
     (models / "b_sampled.toml").write_text(sampled)
     missing = ModuleNotFoundError("No module named 'hypothesis_engine_missing'")
-    monkeypatch.setitem(checking.ENGINES, "hypothesis", _engine_failing(missing))
+    monkeypatch.setitem(registry.ENGINES, "hypothesis", _engine_failing(missing))
     assert suite(tmp_path, str(models)) == 2  # an engine not available: bad input
     cases = junit_cases(tmp_path / "reports" / "junit.xml")
     error = next(c for (s, n), c in cases.items() if s.endswith("b_sampled")).find("error")
@@ -205,12 +205,12 @@ def test_unavailable_and_crashing_engines(
     lrs = [c for (s, _), c in cases.items() if s.endswith("a_lrs")]
     assert lrs and all(c.find("failure") is None for c in lrs)  # the others still ran
 
-    monkeypatch.delitem(checking.ENGINES, "hypothesis")
+    monkeypatch.delitem(registry.ENGINES, "hypothesis")
     capsys.readouterr()
     assert suite(tmp_path, str(models)) == 2
     assert "engine 'hypothesis' is not available" in capsys.readouterr().out
 
-    monkeypatch.setitem(checking.ENGINES, "hypothesis", _engine_failing(RuntimeError("boom")))
+    monkeypatch.setitem(registry.ENGINES, "hypothesis", _engine_failing(RuntimeError("boom")))
     assert suite(tmp_path, str(models)) == 3  # an internal error, after running the rest
     cases = junit_cases(tmp_path / "reports" / "junit.xml")
     error = next(c for (s, n), c in cases.items() if s.endswith("b_sampled")).find("error")

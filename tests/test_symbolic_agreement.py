@@ -15,7 +15,7 @@ import pytest
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
-from kafkarep.model_files import load_model, parse_model
+from kafkarep.properties.model_files import load_model, parse_model
 from kafkarep.symbolic import agreement, ops, transition
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
@@ -160,7 +160,7 @@ def test_a_bug_only_in_the_z3_terms_is_found(monkeypatch: pytest.MonkeyPatch) ->
             return real(a, b)
         return ops.ite(a <= b, b, a)
 
-    for name in ("terms", "symbolic.ops", "rules.partition_change"):
+    for name in ("rules.terms", "symbolic.ops", "rules.partition_change"):
         monkeypatch.setattr(importlib.import_module(f"kafkarep.{name}"), "imin", wrong)
     for module in transition_modules("imin"):
         monkeypatch.setattr(module, "imin", wrong)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kafkarep.cli.main import main
-from kafkarep.model_files import load_model
+from kafkarep.properties.model_files import load_model
 from kafkarep.symbolic import bmc
 from kafkarep.symbolic.decoding import clause_check, concrete_trace
 from kafkarep.symbolic.encoding import Encoding

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from kafkarep.cli.main import main
-from kafkarep.model_files import load_model
+from kafkarep.output.proofs import LABEL
+from kafkarep.properties.model_files import load_model
 from kafkarep.symbolic import invariants
 from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import Prover
 from kafkarep.symbolic.lemmas import Fact, Invariant, PairFact
-from kafkarep.symbolic.report import LABEL
 from kafkarep.symbolic.symmetry import symmetric_families
 from tests.helpers import ROOT
 

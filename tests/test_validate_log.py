@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kafkarep.cli.main import main
-from kafkarep.kafka_jars import KAFKA_VERSION, default_cache_root, fetch_kafka
+from kafkarep.kafka.jars import KAFKA_VERSION, default_cache_root, fetch_kafka
 from kafkarep.metadata_log import segments
 from kafkarep.metadata_log.dump import LogError, parse_dump, read_dump
 from kafkarep.metadata_log.explain import validate

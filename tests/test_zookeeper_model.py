@@ -9,20 +9,19 @@ from pathlib import Path
 
 import pytest
 
-import properties
-from kafkarep import rules
+from kafkarep import properties, rules
 from kafkarep.cli.main import main
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
-from kafkarep.errors import Error
-from kafkarep.metadata import (
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import (
     BrokerRegistry,
     ClusterMetadata,
     LeaderRecoveryState,
     PartitionRegistration,
 )
 from kafkarep.model.config import ModelError
-from kafkarep.model_files import load_model, parse_model
+from kafkarep.properties.model_files import load_model, parse_model
 from kafkarep.rules import (
     Changed,
     ControlledShutdown,

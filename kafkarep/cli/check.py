@@ -8,14 +8,15 @@ from typing import Any
 
 from rich.console import Console
 
-from kafkarep.checking import ENGINES, run_model
 from kafkarep.cli.options import add_search_options
+from kafkarep.cli.run import run_model
+from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.engines.registry import ENGINES
 from kafkarep.engines.results import Limits, RunOptions
-from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelError
 from kafkarep.model.guard_catalogue import all_guards
-from kafkarep.model_files import load_model
 from kafkarep.output.summary import write_summary
+from kafkarep.properties.model_files import load_model
 
 
 def add_parser(commands: Any) -> None:

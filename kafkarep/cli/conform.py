@@ -18,11 +18,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kafkarep import conformance
-from kafkarep.conformance import CaseFileError, CaseResult, Mismatch, run_file
-from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.oracle import Oracle, OracleError, answer
-from kafkarep.releases import NEWEST, RELEASES, resolve
+from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.kafka.releases import NEWEST, RELEASES, resolve
+from kafkarep.oracle import conformance
+from kafkarep.oracle.conformance import CaseFileError, CaseResult, Mismatch, run_file
+from kafkarep.oracle.harness import Oracle, OracleError, answer
 
 
 def add_parser(commands: Any) -> None:

@@ -18,10 +18,10 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kafkarep import differential
-from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.oracle import Oracle, OracleError
-from kafkarep.releases import NEWEST, resolve
+from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.kafka.releases import NEWEST, resolve
+from kafkarep.oracle import differential
+from kafkarep.oracle.harness import Oracle, OracleError
 
 PROGRESS_SECONDS = 30.0  # between progress lines when stderr is not a terminal
 

@@ -16,11 +16,11 @@ from typing import Any
 
 from rich.console import Console
 
+from kafkarep.common.exit_codes import OK, UsageError
 from kafkarep.engines.state_graph import GraphTooLarge, explore_graph
-from kafkarep.exit_codes import OK, UsageError
 from kafkarep.model.config import ModelError
-from kafkarep.model_files import load_model
 from kafkarep.output.dot import to_dot
+from kafkarep.properties.model_files import load_model
 
 DEFAULT_MAX_STATES = 5000
 

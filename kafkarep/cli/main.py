@@ -21,7 +21,7 @@ from kafkarep.cli import (
     suite,
     validate_log,
 )
-from kafkarep.exit_codes import BAD_INPUT, INTERNAL_ERROR, UsageError
+from kafkarep.common.exit_codes import BAD_INPUT, INTERNAL_ERROR, UsageError
 
 COMMANDS = (conform, check, replay, suite, graph, plan, prove, differential, validate_log)
 

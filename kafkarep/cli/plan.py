@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kafkarep.exit_codes import OK, UsageError
+from kafkarep.common.exit_codes import OK, UsageError
 from kafkarep.planner import kip435
 
 

@@ -20,12 +20,19 @@ from typing import Any
 
 from rich.console import Console
 
-from kafkarep.checking import model_slug
-from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelConfig, ModelError
-from kafkarep.model_files import load_model
+from kafkarep.output.proofs import counterexample_to_induction, write_violation
 from kafkarep.output.steps import render
+from kafkarep.output.traces import model_slug
+from kafkarep.properties.model_files import load_model
+from kafkarep.symbolic import agreement
+from kafkarep.symbolic.agreement import step
+from kafkarep.symbolic.agreement.rules import Agreement
+from kafkarep.symbolic.encoding import AbstractionError, Encoding
 from kafkarep.symbolic.properties import SUPPORTED
+from kafkarep.symbolic.prove import Result, Settings, prove_property, prover_for
+from kafkarep.symbolic.transition import Relation
 
 
 def add_parser(commands: Any) -> None:
@@ -134,7 +141,7 @@ def selected(cfg: ModelConfig, given: list[str] | None) -> list[str]:
     return out
 
 
-def judge(cfg: ModelConfig, results: list[Any]) -> list[str]:
+def judge(cfg: ModelConfig, results: list[Result]) -> list[str]:
     """Why the results do not meet the model's expectations (empty when they do)."""
     by_property = {r.property: r for r in results}
     problems = []
@@ -145,21 +152,17 @@ def judge(cfg: ModelConfig, results: list[Any]) -> list[str]:
     elif cfg.expect.result == "violates":
         for name, _ in cfg.expect.violates:
             prop = name.split(".")[0]
-            r = by_property.get(prop)
-            if r is None:
+            found = by_property.get(prop)
+            if found is None:
                 if prop not in SUPPORTED:
                     problems.append(f"{name} is expected to be violated; prove cannot check it")
                 continue  # not among the properties asked for
-            if r.status != "violated":
-                problems.append(f"{name} is expected to be violated but is {r.status}")
+            if found.status != "violated":
+                problems.append(f"{name} is expected to be violated but is {found.status}")
     return problems
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafkarep.symbolic.encoding import AbstractionError, Encoding
-    from kafkarep.symbolic.prove import Settings, prove_property, prover_for
-    from kafkarep.symbolic.transition import Relation
-
     console = Console(width=160)
     for value, flag in (
         (args.depth, "--depth"),
@@ -214,9 +217,10 @@ def run(args: argparse.Namespace) -> int:
                 prop,
                 settings,
                 prover,
-                folder,
                 lambda m: console.print("  " + m, highlight=False),
             )
+            if result.status == "violated":
+                result = result._replace(trace_file=str(write_violation(cfg, result, folder)))
             results.append(result)
             show(console, cfg, result, folder, args.quiet)
         problems = judge(cfg, results)
@@ -242,11 +246,9 @@ def run(args: argparse.Namespace) -> int:
     return OK if met_all else EXPECTATION_NOT_MET
 
 
-def agree(cfg: ModelConfig, depth: Any, elections: bool, console: Console) -> Any:
+def agree(cfg: ModelConfig, depth: Any, elections: bool, console: Console) -> Agreement:
     """The agreement check before any verdict (`symbolic.agreement.check`), reported in one
     line; on a disagreement, what differs, where to fix it and how the state was reached."""
-    from kafkarep.symbolic import agreement
-
     given = _setting(cfg, "agreement_depth", depth, None)
     result = agreement.check(cfg, None if given is None else int(given), elections=elections)
     counts = (
@@ -285,18 +287,13 @@ def agree(cfg: ModelConfig, depth: Any, elections: bool, console: Console) -> An
     return result
 
 
-def disagrees(prop: str, agreed: Any) -> Any:
-    from kafkarep.symbolic.agreement import step
-    from kafkarep.symbolic.prove import Result
-
+def disagrees(prop: str, agreed: Agreement) -> Result:
     first = agreed.disagreements[0]
     note = f"the encoding disagrees with the rules: {step(first.action)}: {first.problem}"
     return Result(prop, "disagrees", "agreement", agreed.depth, agreed.seconds, note=note)
 
 
-def show(console: Console, cfg: ModelConfig, result: Any, folder: Path, quiet: bool) -> None:
-    from kafkarep.symbolic.report import counterexample_to_induction
-
+def show(console: Console, cfg: ModelConfig, result: Result, folder: Path, quiet: bool) -> None:
     r = result
     done = sum(o.status == "proved" for o in r.obligations)
     if r.status == "proved":

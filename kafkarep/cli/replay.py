@@ -14,14 +14,14 @@ from typing import Any
 
 from rich.console import Console
 
-import properties as registry
-from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep import properties as registry
+from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelError
 from kafkarep.model.initial import with_initial
 from kafkarep.model.replay import ReplayError, replay_path
-from kafkarep.model_files import load_model
 from kafkarep.output.itf import TraceFileError, read_trace, to_itf
 from kafkarep.output.steps import render
+from kafkarep.properties.model_files import load_model
 
 
 def add_parser(commands: Any) -> None:

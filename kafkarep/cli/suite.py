@@ -24,16 +24,22 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kafkarep.checking import ENGINES, run_model
 from kafkarep.cli.options import add_search_options
+from kafkarep.cli.run import run_model
+from kafkarep.common.exit_codes import (
+    BAD_INPUT,
+    EXPECTATION_NOT_MET,
+    INTERNAL_ERROR,
+    OK,
+    UsageError,
+)
+from kafkarep.engines.registry import ENGINES
 from kafkarep.engines.results import Limits, RunOptions
 from kafkarep.engines.results import Progress as Step
-from kafkarep.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK, UsageError
 from kafkarep.model.config import ModelConfig, ModelError
-from kafkarep.model_files import load_model
 from kafkarep.output.html import write_html
 from kafkarep.output.junit import write_junit
-from kafkarep.suite import (
+from kafkarep.output.suite import (
     ERROR,
     MET,
     NOT_MET,
@@ -51,6 +57,7 @@ from kafkarep.suite import (
     summary_row,
     write_document,
 )
+from kafkarep.properties.model_files import load_model
 
 SEVERITY = {MET: OK, SKIPPED: OK, NOT_MET: EXPECTATION_NOT_MET, UNAVAILABLE: BAD_INPUT}
 LINE_EVERY = 10.0  # seconds between progress lines when the output is not a terminal

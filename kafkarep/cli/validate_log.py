@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kafkarep.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.kafka_jars import KafkaJarsError
+from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
+from kafkarep.kafka.jars import KafkaJarsError
+from kafkarep.kafka.releases import resolve
 from kafkarep.metadata_log import segments
 from kafkarep.metadata_log.dump import Batch, LogError, parse_dump, read_dump
 from kafkarep.metadata_log.explain import Verdict, validate
-from kafkarep.releases import resolve
 
 
 def add_parser(commands: Any) -> None:

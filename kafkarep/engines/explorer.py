@@ -31,14 +31,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from kafkarep import properties
 from kafkarep.engines.kernel import ACTION_BITS, clauses, stop_reason
 from kafkarep.engines.links import ParentLinks
-from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
+from kafkarep.engines.results import Discovery, Exploration, Limits, Progress, RunOptions
 from kafkarep.engines.seen import SeenSet, collision_probability
 from kafkarep.engines.worker import Candidates, Worker
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
-from properties import Property
+from kafkarep.properties import Property
 
 ACTION_MASK = (1 << ACTION_BITS) - 1
 
@@ -428,3 +429,25 @@ def _serve(conn: Connection, explorer: Explorer, index: int, counters: Any, work
         except Exception as error:
             reply = _Failure(f"{error.__class__.__name__}: {error}")
         conn.send(reply)
+
+
+def explore(
+    cfg: ModelConfig, options: RunOptions, progress: Callable[[Progress], None] | None
+) -> Exploration:
+    """The explorer as an engine (`engines.registry.ENGINES`): limits and switches from the
+    model file, unless the command line overrides them."""
+    limits = options.limits or Limits(
+        cfg.check.max_states, cfg.check.max_depth, cfg.check.max_seconds
+    )
+    symmetry = cfg.check.symmetry if options.symmetry is None else options.symmetry
+    explorer = Explorer(
+        cfg,
+        properties.select(cfg.check.properties),
+        limits,
+        stop_when_found=[name for name, _ in cfg.expect.violates],
+        progress=progress,
+        symmetry=symmetry,
+        workers=options.workers or default_workers(),
+        spill_after=dict(options.engine_args).get("spill_after"),
+    )
+    return explorer.run()

@@ -32,20 +32,20 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-import properties as registry
+from kafkarep import properties as registry
+from kafkarep.common.exit_codes import UsageError
 from kafkarep.engines.expectations import matches
 from kafkarep.engines.kernel import Judge, StateCheck, StepCheck, clauses
 from kafkarep.engines.results import Discovery, Exploration, Progress, RunOptions
 from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.shorten import shorten
-from kafkarep.exit_codes import UsageError
 from kafkarep.model.actions import Action, Family, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import fingerprint
 from kafkarep.model.initial import initial_state
 from kafkarep.model.replay import replay_path
 from kafkarep.model.state import ClusterState
-from properties import Property
+from kafkarep.properties import Property
 
 # Budgets by profile (examples, steps per example); [hypothesis] examples/steps and the
 # --examples/--steps flags override them.

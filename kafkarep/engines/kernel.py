@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any, NamedTuple
 
-import properties as registry
+from kafkarep import properties as registry
 from kafkarep.engines.results import Discovery, Limits
 from kafkarep.model.actions import Action, active
 from kafkarep.model.config import ModelConfig
@@ -23,8 +23,8 @@ from kafkarep.model.encoding import Digests, combine, digests, fingerprint
 from kafkarep.model.reduction import reducer
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
-from properties import Property
-from properties.base import needs_partition_change, reads
+from kafkarep.properties import Property
+from kafkarep.properties.base import needs_partition_change, reads
 
 ACTION_BITS = 16  # a step's key is its parent's position << 16 | the action's index
 StateCheck = Callable[[ModelConfig, ClusterState], Any]

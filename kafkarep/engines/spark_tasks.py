@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
+from pyspark import TaskContext
 
 from kafkarep.engines.kernel import ACTION_BITS, Expander, Found, Judge, model_clauses
 from kafkarep.engines.seen import contains_sorted
@@ -132,8 +133,6 @@ def inject_fault(task: Task, stage: str) -> None:
     test sees Spark retry it. Each attempt leaves a marker file in the work dir's faults/."""
     if task.fault != f"{stage}:{task.level}":
         return
-    from pyspark import TaskContext
-
     context = TaskContext.get()
     if context is None or context.partitionId() != 0:
         return

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kafkarep.metadata import (
+from kafkarep.kafka.metadata import (
     EMPTY,
     METADATA_VERSIONS,
     BrokerRegistration,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from kafkarep import rules
-from kafkarep.metadata import (
+from kafkarep.kafka.metadata import (
     BrokerRegistry,
     ClusterMetadata,
     PartitionChangeRecord,

@@ -3,7 +3,7 @@
 (what `kafka-dump-log.sh` runs) into the text `dump.parse_dump` reads.
 
 The decoder runs from an installed Kafka's `libs/` when one is named, else from Kafka's jars
-fetched once from Maven Central (`kafkarep.kafka_jars`). A log whose oldest segment does not start
+fetched once from Maven Central (`kafkarep.kafka.jars`). A log whose oldest segment does not start
 at offset 0 was cleaned after a snapshot: the oldest snapshot that reaches that segment is decoded
 first, so replay starts from the state it holds.
 """
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from kafkarep.kafka_jars import KAFKA_VERSION, Log, fetch_kafka, installed_libs
+from kafkarep.kafka.jars import KAFKA_VERSION, Log, fetch_kafka, installed_libs
 from kafkarep.metadata_log.dump import LogError
 
 DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"

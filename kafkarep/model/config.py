@@ -11,10 +11,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kafkarep.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig, options_for_version
+from kafkarep.kafka.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig, options_for_version
+from kafkarep.kafka.releases import NEWEST, line
 from kafkarep.model.logs import TRUNCATIONS
 from kafkarep.model.state import Budget
-from kafkarep.releases import NEWEST, line
 
 ENGINES = ("explorer", "spark", "hypothesis", "z3")
 
@@ -272,7 +272,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
 
 
 def _release_overrides(rules: dict[str, Any]) -> dict[str, Any]:
-    """The rule options a model sets against its release's (`kafkarep.releases`)."""
+    """The rule options a model sets against its release's (`kafkarep.kafka.releases`)."""
     out: dict[str, Any] = {}
     detection = rules.get("unclean_shutdown_detection")
     if detection is not None:

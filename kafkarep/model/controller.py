@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from kafkarep import rules
-from kafkarep.metadata import BrokerRegistry, ClusterMetadata
+from kafkarep.kafka.metadata import BrokerRegistry, ClusterMetadata
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import Eligibility, eligibility
 from kafkarep.model.state import Broker, ClusterState

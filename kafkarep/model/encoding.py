@@ -23,7 +23,7 @@ from array import array
 from hashlib import blake2b
 from typing import Any
 
-from kafkarep.metadata import EMPTY
+from kafkarep.kafka.metadata import EMPTY
 from kafkarep.model.state import ClusterState, Ghost
 
 NONE = -(2**62)

@@ -1,14 +1,14 @@
 """Every guard a model file may switch off by name (`[rules] disable_guards`): the guards of the
 controller rules and of the cluster model, collected from the modules listed here, the modules
 that define them. A module that defines a guard and is missing here fails
-`tests/test_guards.py`."""
+`tests/test_guard_catalogue.py`."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-from kafkarep.guards import Guard
+from kafkarep.rules.guards import Guard
 
 # By name: `kafkarep.rules` re-exports functions named as some of its modules.
 MODULES: tuple[ModuleType, ...] = tuple(

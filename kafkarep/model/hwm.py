@@ -10,10 +10,10 @@ and any acknowledgement or advance that broke the MinISR rule; the rules never r
 
 from __future__ import annotations
 
-from kafkarep.guards import guard
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import isr_eligible
 from kafkarep.model.state import ClusterState, Ghost, Replica
+from kafkarep.rules.guards import guard
 
 
 @guard("hwm")

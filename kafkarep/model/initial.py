@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkarep.metadata import BrokerRegistration, BrokerRegistry, PartitionRegistration
+from kafkarep.kafka.metadata import BrokerRegistration, BrokerRegistry, PartitionRegistration
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import eligibility_now
 from kafkarep.model.metadata_cache import Eligibility

@@ -21,16 +21,10 @@ kept, since Kafka reads it apart from the shutdown flag).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from kafkarep.guards import guard
-from kafkarep.metadata import BrokerRegistry
-
-if TYPE_CHECKING:
-    from kafkarep.model.config import ModelConfig
-    from kafkarep.model.state import Replica
-
-Eligibility = tuple[int, ...]
+from kafkarep.kafka.metadata import BrokerRegistry
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import Eligibility, Replica
+from kafkarep.rules.guards import guard
 
 FENCED = -1  # fenced, or not registered: no alive broker epoch in the cache
 

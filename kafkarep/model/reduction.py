@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from kafkarep.errors import Error
-from kafkarep.metadata import LeaderRecoveryState, PartitionRegistration
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.data import leader_epoch_matches
 from kafkarep.model.actions.failover import replayed_to_epoch_start

@@ -21,14 +21,21 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.fastreplace import fast_replace
-from kafkarep.metadata import EMPTY, BrokerRegistry, LeaderRecoveryState, PartitionRegistration
-from kafkarep.model.metadata_cache import Eligibility
+from kafkarep.common.fastreplace import fast_replace
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import (
+    EMPTY,
+    BrokerRegistry,
+    LeaderRecoveryState,
+    PartitionRegistration,
+)
 from kafkarep.rules import AlterPartitionRequest
 
 Entry = tuple[int, int]  # (leader epoch when written, value id)
 Log = tuple[Entry, ...]
+
+# A leader's metadata cache of each broker's ISR eligibility (`metadata_cache` reads it).
+Eligibility = tuple[int, ...]
 
 
 def latest_epoch(log: Log) -> int:

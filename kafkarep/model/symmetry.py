@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import cache
 from itertools import permutations, product
 
-from kafkarep.metadata import BrokerRegistry, PartitionRegistration
+from kafkarep.kafka.metadata import BrokerRegistry, PartitionRegistration
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import encode
 from kafkarep.model.state import (

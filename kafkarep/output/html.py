@@ -15,9 +15,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from kafkarep.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK
-from kafkarep.output.svg import trace_svg
-from kafkarep.suite import (
+from kafkarep.common.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK
+from kafkarep.output.suite import (
     MET,
     NOT_MET,
     SKIPPED,
@@ -29,6 +28,7 @@ from kafkarep.suite import (
     states_change,
     summary_row,
 )
+from kafkarep.output.svg import trace_svg
 
 EXIT_MEANING = {
     OK: "every expectation met",

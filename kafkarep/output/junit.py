@@ -15,7 +15,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from kafkarep.suite import RUN, STATE_SPACE, UNAVAILABLE, Entry, cases
+from kafkarep.output.suite import RUN, STATE_SPACE, UNAVAILABLE, Entry, cases
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from kafkarep.errors import Error
+from kafkarep.kafka.errors import Error
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import FENCED, alive_epoch
 from kafkarep.model.replay import Trace

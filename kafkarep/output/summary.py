@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig
-from properties import Property
+from kafkarep.properties import Property
 
 
 class ClauseResult(NamedTuple):

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.metadata import LeaderRecoveryState
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import LeaderRecoveryState
 from kafkarep.model.replay import Step, Trace
 from kafkarep.model.state import Broker, ClusterState, Role, Status
 from kafkarep.output.steps import fields

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from kafkarep.errors import Error
-from kafkarep.metadata import (
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import (
     EMPTY,
     NO_LEADER,
     BrokerRegistration,
@@ -29,7 +29,7 @@ from kafkarep.metadata import (
 )
 from kafkarep.rules.outcome import Changed, Decision, Outcome, Rejected, Unchanged
 from kafkarep.rules.record import Record
-from kafkarep.terms import Term
+from kafkarep.rules.terms import Term
 
 
 class Metadata(Protocol):

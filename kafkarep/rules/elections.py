@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.guards import guard, refusal
-from kafkarep.metadata import NO_LEADER
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import NO_LEADER
 from kafkarep.rules.domain import Metadata, domain_of
+from kafkarep.rules.guards import guard, refusal
 from kafkarep.rules.outcome import Outcome
 from kafkarep.rules.partition_change import ChangeTargets, Election, build_record, committed
 from kafkarep.rules.record import Record
-from kafkarep.terms import Term, and_, eq, ite, ne, not_, or_
+from kafkarep.rules.terms import Term, and_, eq, ite, ne, not_, or_
 
 
 class ElectLeadersRequest(NamedTuple):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.metadata import BrokerRegistry, PartitionChangeRecord, PartitionRegistration
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import BrokerRegistry, PartitionChangeRecord, PartitionRegistration
 from kafkarep.rules.record import Record
-from kafkarep.terms import Term
+from kafkarep.rules.terms import Term
 
 
 class Decision(NamedTuple):
@@ -52,3 +52,16 @@ class Rejected(NamedTuple):
 
 
 Outcome = Changed | Unchanged | Rejected
+
+
+def describe(result: Outcome) -> str:
+    """A rule's answer in the protocol's words: the record's changed fields and the error code
+    returned, or the error and the guard that refused."""
+    if isinstance(result, Rejected):
+        return f"rejected {result.error.value} ({result.guard})"
+    if isinstance(result, Changed):
+        fields = ",".join(result.record.changed_fields())
+        if result.error is not None:
+            return f"committed {fields}; answered {result.error.value}"
+        return f"committed {fields}"
+    return "accepted, no change"

@@ -18,13 +18,13 @@ from collections.abc import Callable
 from enum import IntEnum
 from typing import Any, NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.guards import guard
-from kafkarep.metadata import NO_LEADER, LeaderRecoveryState, PartitionChangeRecord
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import NO_LEADER, LeaderRecoveryState, PartitionChangeRecord
 from kafkarep.rules.domain import Metadata, domain_of
+from kafkarep.rules.guards import guard
 from kafkarep.rules.outcome import Decision, Outcome
 from kafkarep.rules.record import Record
-from kafkarep.terms import Term, and_, eq, imin, ite, ne, not_, or_
+from kafkarep.rules.terms import Term, and_, eq, imin, ite, ne, not_, or_
 
 AcceptableLeader = Callable[[int], Term]
 

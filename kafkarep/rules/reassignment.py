@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.guards import guard, refusal
+from kafkarep.kafka.errors import Error
 from kafkarep.rules.domain import Metadata, domain_of
+from kafkarep.rules.guards import guard, refusal
 from kafkarep.rules.outcome import Outcome
 from kafkarep.rules.partition_change import (
     ChangeTargets,
@@ -25,7 +25,7 @@ from kafkarep.rules.partition_change import (
     effective_min_isr,
 )
 from kafkarep.rules.record import Record
-from kafkarep.terms import Term, and_, eq, not_, or_
+from kafkarep.rules.terms import Term, and_, eq, not_, or_
 
 
 class AlterReassignmentRequest(NamedTuple):

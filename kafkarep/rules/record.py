@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkarep.terms import Term, and_, ite, not_, or_
+from kafkarep.rules.terms import Term, and_, ite, not_, or_
 
 SET_FIELDS = frozenset({"isr", "elr", "last_known_elr", "adding", "removing"})
 

@@ -9,12 +9,11 @@ and replay builds that initial state (`with_initial`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import properties as registry
-from kafkarep.errors import Error
-from kafkarep.metadata import (
+from kafkarep import properties as registry
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import (
     BrokerRegistration,
     BrokerRegistry,
     LeaderRecoveryState,
@@ -38,7 +37,6 @@ from kafkarep.model.state import (
     Role,
     Status,
 )
-from kafkarep.output.itf import write_trace
 from kafkarep.rules.alter_partition import AlterPartitionRequest
 from kafkarep.symbolic import state as symbolic
 from kafkarep.symbolic.bmc import Counterexample
@@ -85,30 +83,6 @@ def clause_check(clause: str) -> Any:
         if c.name == clause_name:
             return c.check
     raise KeyError(clause)
-
-
-def write_counterexample(
-    cfg: ModelConfig,
-    trace: Trace,
-    clause: str,
-    witness: str | None,
-    folder: Path,
-    initial: dict[str, Any] | None,
-    depth: int,
-) -> Path:
-    file = folder / f"{clause}.itf.json"
-    meta: dict[str, Any] = {
-        "model": cfg.path,
-        "description": cfg.description,
-        "property": clause,
-        "witness": witness,
-        "engine": "z3-bmc",
-        "depth": depth,
-    }
-    if initial:
-        meta["initial"] = initial
-    write_trace(file, trace, meta)
-    return file
 
 
 # --- symbolic states as concrete ones (for counterexamples to induction) ----------------------

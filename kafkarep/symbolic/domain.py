@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.metadata import UNREGISTERED, RuleOptions, TopicConfig
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import UNREGISTERED, RuleOptions, TopicConfig
 from kafkarep.rules.outcome import Decision
 from kafkarep.rules.record import SET_FIELDS, Record
+from kafkarep.rules.terms import Term, and_, eq, imax, ite, ne, not_, or_
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.state import (
@@ -30,7 +31,6 @@ from kafkarep.symbolic.state import (
     BrokerRegistration,
     PartitionRegistration,
 )
-from kafkarep.terms import Term, and_, eq, imax, ite, ne, not_, or_
 
 
 class Outcome(NamedTuple):

@@ -1,6 +1,6 @@
 """Broker sets and epoch sets over terms, for the symbolic state (`state`).
 
-The scalar operations (`and_`, `ite`, ...) are `kafkarep.terms`, which the controller rules
+The scalar operations (`and_`, `ite`, ...) are `kafkarep.rules.terms`, which the controller rules
 are written against; they are re-exported here for the encoding's modules.
 
 Broker sets (int bitmask | tuple of N+1 BoolRef: bit b for broker b, bit 0 for the id -1 that
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import z3
 
-from kafkarep.terms import (
+from kafkarep.rules.terms import (
     Term,
     and_,
     bool_term,

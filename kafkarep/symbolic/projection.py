@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkarep import metadata, rules
-from kafkarep.metadata import LeaderRecoveryState
+from kafkarep import rules
+from kafkarep.kafka import metadata
+from kafkarep.kafka.metadata import LeaderRecoveryState
 from kafkarep.model import state as concrete
 from kafkarep.model.metadata_cache import Eligibility
 from kafkarep.symbolic.encoding import AbstractionError, Encoding

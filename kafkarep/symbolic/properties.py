@@ -1,4 +1,4 @@
-"""The property clauses over symbolic states (the same clauses as `properties/`, on the
+"""The property clauses over symbolic states (the same clauses as `kafkarep/properties/`, on the
 abstraction: a record is its offset and epoch). The agreement test compares each with the
 concrete clause on every state it explores."""
 

@@ -18,12 +18,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import with_initial
 from kafkarep.model.replay import Trace, replay_path
 from kafkarep.symbolic import bmc, invariants
-from kafkarep.symbolic.decoding import (
-    clause_check,
-    concrete_trace,
-    initial_of,
-    write_counterexample,
-)
+from kafkarep.symbolic.decoding import clause_check, concrete_trace, initial_of
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import Obligation, Prover
 from kafkarep.symbolic.properties import clauses_of
@@ -70,7 +65,7 @@ class Result(NamedTuple):
                 {"invariant": o.invariant, "action": o.action, "status": o.status}
                 for o in self.failed
             ]
-        if self.trace_file:
+        if self.clause:
             out.update(trace_file=self.trace_file, clause=self.clause, witness=self.witness)
         if self.initial:
             out["initial"] = self.initial
@@ -87,7 +82,6 @@ def prove_property(
     prop: str,
     settings: Settings,
     prover: Prover | None,
-    folder: Path,
     progress: Progress | None = None,
 ) -> Result:
     started = time.monotonic()
@@ -148,7 +142,6 @@ def prove_property(
     trace = replay_path(run_cfg, path)
     witness = check(run_cfg, trace.final)
     initial = initial_of(cfg, cex)
-    file = write_counterexample(cfg, trace, clause, witness, folder, initial, len(trace.steps))
     return Result(
         prop,
         "violated",
@@ -158,7 +151,7 @@ def prove_property(
         obligations,
         failed,
         trace,
-        str(file),
+        None,  # the command writes the trace file
         clause,
         witness,
         initial,

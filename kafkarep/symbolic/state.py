@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kafkarep.errors import Error
+from kafkarep.kafka.errors import Error
 from kafkarep.model.state import Role, Status
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.ops import Term

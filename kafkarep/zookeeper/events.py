@@ -26,9 +26,8 @@ ZooKeeper version. One event is one record, so the epochs move by one per event.
 from __future__ import annotations
 
 from kafkarep import rules
-from kafkarep.errors import Error
-from kafkarep.guards import first_failure
-from kafkarep.metadata import (
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import (
     BrokerRegistry,
     ClusterMetadata,
     PartitionChangeRecord,
@@ -42,6 +41,7 @@ from kafkarep.rules.broker_events import (
     broker_registered,
 )
 from kafkarep.rules.elections import ElectLeadersRequest
+from kafkarep.rules.guards import first_failure
 from kafkarep.rules.outcome import Changed, Outcome, Rejected, Unchanged
 from kafkarep.rules.partition_change import Election
 from kafkarep.zookeeper import leader_selectors as select

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
-from kafkarep.metadata import NO_LEADER
+from kafkarep.kafka.metadata import NO_LEADER
 from kafkarep.zookeeper import leader_selectors
 from kafkarep.zookeeper.outcome import NoLeader
 

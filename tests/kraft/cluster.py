@@ -37,7 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from kafkarep.kafka_jars import KAFKA_VERSION, fetch_kafka
+from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
 from tests.kraft.data_plane import (
     SegmentDump,
     parse_dump_log_segments,

@@ -10,7 +10,7 @@ broker's `replication-offset-checkpoint`; the leader's from ListOffsets). The pr
 reports say which writes were acknowledged (`parse_verifiable_producer`).
 
 `check` judges one partition's final state. Its clauses, each named like the model's properties
-(`properties/`):
+(`kafkarep/properties/`):
 
 - `replica.well_formed`: each log is a valid, gap-free sequence of batches from its log start
   offset, and log start <= HWM <= LEO.
@@ -29,7 +29,7 @@ reports say which writes were acknowledged (`parse_verifiable_producer`).
 - `log_matching.prefix`: two replicas that hold an identical batch hold identical batches below
   it (Raft's Log Matching, as `kafkarep/symbolic/invariants/` states it).
 - `log_matching.stable_prefix`: two replicas hold identical batches below both their HWMs
-  (`properties/log_matching.py`).
+  (`kafkarep/properties/log_matching.py`).
 - `epoch_cache.matches_log`: each replica's leader epoch cache has strictly increasing epochs and
   start offsets, the batches' epochs never decrease along the log, and every epoch in the log
   has a cache entry starting at that epoch's first batch (a check that the files read agree).

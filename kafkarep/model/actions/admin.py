@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kafkarep.model import controller
-from kafkarep.model.actions.base import CONTROLLER, Action, Family
+from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_changed
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
 from kafkarep.rules import AlterReassignmentRequest, Changed, Election, ElectLeadersRequest, Outcome
@@ -54,13 +54,21 @@ def apply(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
 
 
 FAMILIES = (
-    Family("reassign", _actions("reassign"), apply, "reassignments", "start a reassignment"),
+    Family(
+        "reassign",
+        _actions("reassign"),
+        apply,
+        "reassignments",
+        "start a reassignment",
+        describe=partition_changed,
+    ),
     Family(
         "cancel_reassignment",
         _actions("cancel_reassignment"),
         apply,
         "reassignment_cancels",
         "cancel the ongoing reassignment",
+        describe=partition_changed,
     ),
     Family(
         "elect_preferred",
@@ -68,6 +76,7 @@ FAMILIES = (
         apply,
         "preferred_elections",
         "a preferred leader election",
+        describe=partition_changed,
     ),
     Family(
         "elect_unclean",
@@ -75,5 +84,6 @@ FAMILIES = (
         apply,
         "unclean_elections",
         "an unclean leader election on request",
+        describe=partition_changed,
     ),
 )

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations
 
-from kafkarep.errors import Error
-from kafkarep.guards import Guard, guard
-from kafkarep.metadata import LeaderRecoveryState
+from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import LeaderRecoveryState
 from kafkarep.model import controller
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
@@ -32,8 +31,9 @@ from kafkarep.model.state import (
     Replica,
     Role,
 )
-from kafkarep.rules import AlterPartitionRequest, Changed, Rejected
+from kafkarep.rules import AlterPartitionRequest, Changed, Rejected, outcome
 from kafkarep.rules.alter_partition import NO_EPOCH_CHECK
+from kafkarep.rules.guards import Guard, guard
 
 
 def _idle_leader(state: ClusterState, broker_id: int) -> Replica | None:
@@ -342,6 +342,27 @@ def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSt
     return maybe_advance_hwm(state, cfg, action.actor)
 
 
+def describe_handle(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    """The controller's answer to the request: the rule's outcome, asked again of the rule."""
+    assert isinstance(action.arg, int)
+    request = before.controller.ap_requests[action.arg - 1]
+    assert request is not None
+    return outcome.describe(controller.alter_partition(controller.metadata(before, cfg), request))
+
+
+def describe_response(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    answer = before.broker(action.actor).ap_response
+    replica = before.broker(action.actor).replica
+    assert answer is not None
+    if replica is None or replica.role != Role.LEADER or replica.pending != answer.request:
+        return "ignored (stale)"
+    return "committed" if answer.error == Error.NONE else f"rolled back: {answer.error.value}"
+
+
 FAMILIES = (
     Family(
         "shrink_isr", shrink_actions, shrink, "isr_shrinks", "the leader drops lagging followers"
@@ -357,12 +378,20 @@ FAMILIES = (
         "a lagging follower outside the ISR is no longer caught up",
         lambda cfg: cfg.hwm_waits_for_caught_up_followers,
     ),
-    Family("handle_alter_partition", handle_actions, handle, None, "the controller handles it"),
+    Family(
+        "handle_alter_partition",
+        handle_actions,
+        handle,
+        None,
+        "the controller handles it",
+        describe=describe_handle,
+    ),
     Family(
         "alter_partition_response",
         response_actions,
         response,
         None,
         "the leader commits or rolls back its proposal",
+        describe=describe_response,
     ),
 )

@@ -35,6 +35,17 @@ def _show(value: object) -> str:
     return str(value)
 
 
+Describe = Callable[[ModelConfig, ClusterState, Action, ClusterState], str]
+"""What a step did, in the protocol's words, from the states before and after it."""
+
+
+def partition_changed(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    """The outcome of a step whose controller work shows only in the partition it writes."""
+    return "partition changed" if before.partition != after.partition else "partition unchanged"
+
+
 class Family(NamedTuple):
     name: str
     actions: Callable[[ModelConfig, ClusterState], Iterator[Action]]
@@ -44,3 +55,4 @@ class Family(NamedTuple):
     # Whether a model can ever enable it, when that is known from the model alone (a broker
     # can only restart after a fault took it down): the explorer then never asks.
     possible: Callable[[ModelConfig], bool] | None = None
+    describe: Describe | None = None  # None: the step has no outcome worth a word ("ok")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafkarep.guards import Guard, guard
 from kafkarep.model.actions.alter_partition import joins, maybe_expand
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
@@ -28,6 +27,7 @@ from kafkarep.model.state import (
     Replica,
     Role,
 )
+from kafkarep.rules.guards import Guard, guard
 
 # --- produce ---------------------------------------------------------------------------------
 
@@ -347,15 +347,87 @@ def fetch_response(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     return state.with_broker(action.actor, broker._replace(replica=replica))
 
 
+def _proposed_by(leader: int, before: ClusterState, after: ClusterState) -> bool:
+    """The step made the leader send an AlterPartition request."""
+    return (
+        before.controller.ap_requests[leader - 1] is None
+        and after.controller.ap_requests[leader - 1] is not None
+    )
+
+
+def describe_fetch(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    """What the leader answered, in the words of the truncation algorithm in force."""
+    response = after.broker(action.actor).fetch_response
+    assert response is not None
+    if response.diverging is not None:
+        epoch, end = response.diverging
+        if cfg.truncation == "high-watermark":
+            return f"offset out of range: leader's LEO {end}"
+        if cfg.truncation == "kip-101":
+            return f"end offset of epoch {epoch}: {'undefined' if end < 0 else end}"
+        return f"diverging epoch {epoch} end {end}"
+    served = f"{len(response.entries)} record(s), HWM {response.hwm}"
+    if _proposed_by(response.leader, before, after):
+        return served + f"; leader {response.leader} proposes it for the ISR"
+    return served
+
+
+def describe_response(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    """What the follower did with the response: dropped (and by which guard), truncated or
+    appended."""
+    response = before.broker(action.actor).fetch_response
+    replica = before.broker(action.actor).replica
+    assert response is not None
+    if not in_fetcher(replica, response):
+        return "dropped: no longer in that leader's fetcher"
+    for check in response_guards(cfg):
+        if not check.check(replica, response):
+            enabled = check.enabled(cfg.options.disabled_guards)
+            return f"{'dropped' if enabled else 'APPLIED (guard off)'}: {check.name} fails"
+    if response.diverging is not None:
+        after_replica = after.broker(action.actor).replica
+        to = f" to {after_replica.leo}" if after_replica is not None else ""
+        if cfg.truncation == "leader-epoch":
+            return f"truncate{to} (diverging epoch {response.diverging[0]})"
+        return f"truncate{to}"
+    return f"append {len(response.entries)}"
+
+
+def describe_arrival(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    held = before.broker(action.actor).delayed_fetch
+    assert held is not None
+    leader = held.leader
+    if before.broker(leader).replica == after.broker(leader).replica:
+        return "refused or ignored by the leader"
+    handled = f"leader {leader} records offset {held.fetch_offset}"
+    if _proposed_by(leader, before, after):
+        return handled + " and proposes it for the ISR"
+    return handled
+
+
 FAMILIES = (
     Family("produce", produce_actions, produce, "records", "the leader appends an acks=all write"),
-    Family("fetch", fetch_actions, fetch, None, "a follower fetches; the leader answers"),
+    Family(
+        "fetch",
+        fetch_actions,
+        fetch,
+        None,
+        "a follower fetches; the leader answers",
+        describe=describe_fetch,
+    ),
     Family(
         "fetch_response",
         fetch_response_actions,
         fetch_response,
         None,
         "a follower handles its fetch response",
+        describe=describe_response,
     ),
     Family(
         "fetch_partial",
@@ -363,6 +435,7 @@ FAMILIES = (
         fetch,
         "partial_fetches",
         "a follower fetches; the answer carries a prefix of the records",
+        describe=describe_fetch,
     ),
     Family(
         "delay_fetch",
@@ -378,5 +451,6 @@ FAMILIES = (
         None,
         "a delayed fetch reaches the leader",
         lambda cfg: cfg.budget.delayed_fetches > 0,
+        describe_arrival,
     ),
 )

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafkarep.guards import guard
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
+from kafkarep.rules.guards import guard
 
 
 @guard("controller_failover")
@@ -63,6 +63,15 @@ def _can_lag(cfg: ModelConfig) -> bool:
     )
 
 
+def describe_decides_from(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    c = after.controller
+    return (
+        f"decides from pe {c.decides_from.partition_epoch} (log at {c.partition.partition_epoch})"
+    )
+
+
 FAMILIES = (
     Family(
         "controller_failover",
@@ -71,6 +80,7 @@ FAMILIES = (
         "controller_failovers",
         "a new active controller takes over, behind the metadata log",
         _can_lag,
+        describe_decides_from,
     ),
     Family(
         "controller_catches_up",
@@ -79,5 +89,6 @@ FAMILIES = (
         None,
         "the active controller replays the records it missed",
         _can_lag,
+        describe_decides_from,
     ),
 )

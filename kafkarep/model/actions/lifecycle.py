@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafkarep.model import controller
-from kafkarep.model.actions.base import CONTROLLER, Action, Family
+from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_changed
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.hwm import nack_unacked
 from kafkarep.model.state import RUNNING, Broker, ClusterState, Replica, Status
@@ -188,14 +188,29 @@ def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
 
 
 FAMILIES = (
-    Family("fence", fence_actions, fence, "fences", "the controller fences a running broker"),
-    Family("unfence", unfence_actions, unfence, None, "a caught-up fenced broker is unfenced"),
+    Family(
+        "fence",
+        fence_actions,
+        fence,
+        "fences",
+        "the controller fences a running broker",
+        describe=partition_changed,
+    ),
+    Family(
+        "unfence",
+        unfence_actions,
+        unfence,
+        None,
+        "a caught-up fenced broker is unfenced",
+        describe=partition_changed,
+    ),
     Family(
         "controlled_shutdown",
         controlled_shutdown_actions,
         controlled_shutdown,
         "clean_shutdowns",
         "a broker starts a controlled shutdown",
+        describe=partition_changed,
     ),
     Family(
         "shutdown_complete",
@@ -204,6 +219,7 @@ FAMILIES = (
         None,
         "a broker leading nothing finishes its controlled shutdown",
         lambda cfg: cfg.budget.clean_shutdowns > 0,
+        describe=partition_changed,
     ),
     Family(
         "crash",
@@ -211,6 +227,7 @@ FAMILIES = (
         crash,
         "unclean_shutdowns",
         "an unclean shutdown that keeps the log",
+        describe=partition_changed,
     ),
     Family(
         "crash_lossy",
@@ -218,6 +235,7 @@ FAMILIES = (
         crash,
         "lossy_unclean_shutdowns",
         "an unclean shutdown that loses the log",
+        describe=partition_changed,
     ),
     Family(
         "restart",
@@ -226,5 +244,6 @@ FAMILIES = (
         None,
         "an offline broker starts and registers",
         _can_go_offline,
+        describe=partition_changed,
     ),
 )

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafkarep.guards import guard
-from kafkarep.metadata import PartitionRegistration
+from kafkarep.kafka.metadata import PartitionRegistration
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact, eligibility_now
@@ -26,6 +25,7 @@ from kafkarep.model.state import (
     Replica,
     Role,
 )
+from kafkarep.rules.guards import guard
 
 CAUGHT_UP = UNKNOWN._replace(caught_up=True)
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import properties as registry
+from kafkarep import properties as registry
 from kafkarep.model.actions import Action, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState

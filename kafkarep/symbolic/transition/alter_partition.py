@@ -4,7 +4,7 @@ controller handling the request, the leader handling the answer."""
 from __future__ import annotations
 
 from kafkarep import rules
-from kafkarep.errors import Error
+from kafkarep.kafka.errors import Error
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.actions.base import CONTROLLER
 from kafkarep.symbolic.domain import AlterPartition, decided

@@ -17,7 +17,7 @@ least once: it proves the model reaches the interesting states.
 
 from __future__ import annotations
 
-from properties import (
+from kafkarep.properties import (
     completeness,
     durability,
     log_matching,
@@ -25,7 +25,7 @@ from properties import (
     min_isr,
     reachability,
 )
-from properties.base import Clause, Property
+from kafkarep.properties.base import Clause, Property
 
 ALL: tuple[Property, ...] = (
     completeness.LEADER_COMPLETENESS,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import NamedTuple
 
-from kafkarep.fastreplace import fast_replace
-from kafkarep.releases import NEWEST, behaviour, resolve
+from kafkarep.common.fastreplace import fast_replace
+from kafkarep.kafka.releases import NEWEST, behaviour, resolve
 
 NO_LEADER = -1
 EMPTY: frozenset[int] = frozenset()
@@ -159,10 +159,10 @@ _NEWEST = behaviour(NEWEST)
 
 class RuleOptions(NamedTuple):
     """Which variant of the rules runs. The default is the newest Kafka release the oracle checks
-    (`kafkarep.releases`), ELR off; `options_for_version` gives a release's and a metadata
+    (`kafkarep.kafka.releases`), ELR off; `options_for_version` gives a release's and a metadata
     version's.
 
-    `kafka_version`: the release (`kafkarep.releases`); the fields below that it decides say
+    `kafka_version`: the release (`kafkarep.kafka.releases`); the fields below that it decides say
         which change they follow.
     `elr_enabled`: KIP-966 eligible leader replicas (`eligible.leader.replicas.version`, R0.6).
     `leader_epoch_bump_on_isr_shrink`: metadata versions before 3.6-IV0 (KAFKA-15021, R1.4.2c).
@@ -217,7 +217,7 @@ def options_for_version(
     metadata_version: str, elr: bool, kafka_version: str = NEWEST, **overrides: object
 ) -> RuleOptions:
     """The rule options a Kafka release and a metadata version imply (R0.6, R1.2.5, R1.4.2c,
-    R5.4, `kafkarep.releases`)."""
+    R5.4, `kafkarep.kafka.releases`)."""
     if metadata_version not in METADATA_VERSIONS:
         raise ValueError(
             f"unknown metadata_version {metadata_version!r}; one of {', '.join(METADATA_VERSIONS)}"

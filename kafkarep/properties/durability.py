@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
-from properties.base import always
+from kafkarep.properties.base import always
 
 
 def acked_writes_exist(cfg: ModelConfig, state: ClusterState) -> str | None:

@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from kafkarep.releases import resolve
+from kafkarep.kafka.releases import resolve
 
-HOME = Path(__file__).resolve().parents[1] / "oracle"
+HOME = Path(__file__).resolve().parents[2] / "oracle"
 
 
 class OracleError(Exception):

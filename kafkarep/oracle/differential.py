@@ -4,7 +4,7 @@ Hypothesis draws cases in the conformance format (`tests/data/conformance/FORMAT
 registry (registered or not, fenced, shutting down, epochs, incarnations), one partition's
 registration (1 to 5 replicas, any ISR, ELR, last-known ELR, adding and removing, epochs,
 recovery state), MinISR, ELR and unclean election on or off, and a request of one area. Each case
-runs through the oracle (`kafkarep.oracle`) and through the rules under the same release
+runs through the oracle (`kafkarep.oracle.harness`) and through the rules under the same release
 (`conformance.answer`); every field of the outcome is compared. A disagreement is shrunk by
 Hypothesis to a minimal case, which is printed in the conformance format with Kafka's answer as
 its expectation, ready for the test data.
@@ -26,10 +26,10 @@ from typing import Any, NamedTuple
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from kafkarep import conformance
-from kafkarep.oracle import Oracle
-from kafkarep.oracle import answer as kafka_answer
-from kafkarep.releases import behaviour, line
+from kafkarep.kafka.releases import behaviour, line
+from kafkarep.oracle import conformance
+from kafkarep.oracle.harness import Oracle
+from kafkarep.oracle.harness import answer as kafka_answer
 
 AREAS = ("partition_change", "alter_partition", "broker_events", "elections", "reassignment")
 POOL = tuple(range(6))  # broker ids

@@ -1,10 +1,10 @@
 """Conformance: replay cases through the rules and compare with Kafka's outcome.
 
 The case format is `tests/data/conformance/FORMAT.md`. A case runs under the rules of one Kafka
-release (`kafkarep.releases`): its expectation is `expect`, or the entry of `expect_by_release`
-for that release's line ("unsupported": the release cannot express the case). Kafka's own
-controller answers the same cases through the oracle (`kafkarep.oracle`), in the same vocabulary
-as `answer` here: `{"outcome", "error", "after", "brokers"}`.
+release (`kafkarep.kafka.releases`): its expectation is `expect`, or the entry of
+`expect_by_release` for that release's line ("unsupported": the release cannot express the case).
+Kafka's own controller answers the same cases through the oracle (`kafkarep.oracle.harness`), in
+the same vocabulary as `answer` here: `{"outcome", "error", "after", "brokers"}`.
 
 A case file that cannot be read or does not follow the format raises `CaseFileError` naming the
 file and the problem; a case whose outcome differs from Kafka's is a `Mismatch` per field.
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kafkarep.metadata import (
+from kafkarep.kafka.metadata import (
     BrokerRegistration,
     BrokerRegistry,
     ClusterMetadata,
@@ -26,7 +26,7 @@ from kafkarep.metadata import (
     TopicConfig,
     options_for_version,
 )
-from kafkarep.releases import NEWEST, RELEASES, line, resolve
+from kafkarep.kafka.releases import NEWEST, RELEASES, line, resolve
 from kafkarep.rules import (
     AlterPartitionRequest,
     AlterReassignmentRequest,

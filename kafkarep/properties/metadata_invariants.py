@@ -8,7 +8,7 @@ from itertools import pairwise
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
-from properties.base import always, reads_controller
+from kafkarep.properties.base import always, reads_controller
 
 
 @reads_controller

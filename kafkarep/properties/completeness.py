@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import RUNNING, ClusterState, Replica
-from properties.base import always
+from kafkarep.properties.base import always
 
 
 def _values(replica: Replica, upto: int) -> tuple[int, ...]:

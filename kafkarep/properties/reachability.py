@@ -6,7 +6,7 @@ from __future__ import annotations
 from kafkarep.model.actions.base import Action
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
-from properties.base import on_partition_change, sometimes
+from kafkarep.properties.base import on_partition_change, sometimes
 
 
 def _committed(cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState) -> bool:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from kafkarep.model.actions.base import Action
-    from kafkarep.model.config import ModelConfig
-    from kafkarep.model.state import ClusterState
+from kafkarep.model.actions.base import Action
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.state import ClusterState
 
-StateCheck = Callable[["ModelConfig", "ClusterState"], "str | None"]
-StepCheck = Callable[["ModelConfig", "ClusterState", "Action", "ClusterState"], bool]
+StateCheck = Callable[[ModelConfig, ClusterState], str | None]
+StepCheck = Callable[[ModelConfig, ClusterState, Action, ClusterState], bool]
 
 
 def reads_controller(check: StateCheck) -> StateCheck:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import properties
+from kafkarep import properties
 from kafkarep.model import config
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.guard_catalogue import all_guards

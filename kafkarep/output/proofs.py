@@ -1,9 +1,11 @@
-"""Printing and writing a counterexample to induction: a before/after pair of states in the
-trace format (step table and ITF), labelled as not shown reachable."""
+"""What `kafkarep prove` writes: the ITF file of a violation bounded model checking found, and a
+counterexample to induction, a before/after pair of states in the trace format (step table and
+ITF), labelled as not shown reachable."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -14,7 +16,27 @@ from kafkarep.output.itf import write_trace
 from kafkarep.output.steps import render
 from kafkarep.symbolic.decoding import Concretiser
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.induction import Obligation, Prover
+from kafkarep.symbolic.induction import Obligation
+from kafkarep.symbolic.prove import Result
+
+
+def write_violation(cfg: ModelConfig, result: Result, folder: Path) -> Path:
+    """The ITF file of a violation bounded model checking found, replayed through the rules."""
+    assert result.trace is not None and result.clause is not None
+    file = folder / f"{result.clause}.itf.json"
+    meta: dict[str, Any] = {
+        "model": cfg.path,
+        "description": cfg.description,
+        "property": result.clause,
+        "witness": result.witness,
+        "engine": "z3-bmc",
+        "depth": len(result.trace.steps),
+    }
+    if result.initial:
+        meta["initial"] = result.initial
+    write_trace(file, result.trace, meta)
+    return file
+
 
 LABEL = "counterexample to induction (not shown reachable)"
 
@@ -52,6 +74,3 @@ def counterexample_to_induction(
     )
     console.print(f"    written: {file} ({LABEL})", highlight=False)
     return file
-
-
-__all__ = ["LABEL", "Prover", "counterexample_to_induction", "cti_trace"]

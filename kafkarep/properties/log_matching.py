@@ -6,7 +6,7 @@ from itertools import combinations
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
-from properties.base import always
+from kafkarep.properties.base import always
 
 
 def stable_prefixes_agree(cfg: ModelConfig, state: ClusterState) -> str | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from kafkarep.errors import Error
-from kafkarep.terms import Term, ite, not_, or_
+from kafkarep.kafka.errors import Error
+from kafkarep.rules.terms import Term, ite, not_, or_
 
 
 class Guard(NamedTuple):
