@@ -32,10 +32,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kafkarep import properties
-from kafkarep.engines.kernel import ACTION_BITS, clauses, stop_reason
+from kafkarep.engines.kernel import ACTION_BITS, Totals, clauses, finish, stop_reason
 from kafkarep.engines.links import ParentLinks
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress, RunOptions
-from kafkarep.engines.seen import SeenSet, collision_probability
+from kafkarep.engines.seen import SeenSet
 from kafkarep.engines.worker import Candidates, Worker
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
@@ -145,24 +145,14 @@ class Explorer:
                 break
         seconds = time.monotonic() - start
         spilled = pool.spilled()
-        if self.progress:
-            self.progress(Progress(distinct, generated, depth, 0, seconds, done=True))
-        result = Exploration(
-            distinct,
-            generated,
-            depth,
-            seconds,
-            reason == "exhausted",
-            reason,
-            violations,
-            reached,
+        return finish(
+            Totals(distinct, generated, depth, seconds, reason, violations, reached),
+            self.progress,
             pool.size,
-            collision_probability(distinct, generated),
             seen.nbytes,
             links.bytes_on_disk(),
-            details=(("spilled_states", spilled),) if spilled else (),
+            (("spilled_states", spilled),) if spilled else (),
         )
-        return result
 
     def _record(
         self,

@@ -16,7 +16,8 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from kafkarep import properties as registry
-from kafkarep.engines.results import Discovery, Limits
+from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
+from kafkarep.engines.seen import collision_probability
 from kafkarep.model.actions import Action, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, combine, digests, fingerprint
@@ -216,6 +217,48 @@ def stop_reason(
     if stop_when_found and stop_when_found <= _found_names(violations):
         return "expected violations found"
     return None
+
+
+class Totals(NamedTuple):
+    """Where an exhaustive search ended: its counts, its stop reason and what it found."""
+
+    distinct: int
+    generated: int
+    depth: int
+    seconds: float
+    reason: str  # "exhausted" when the search is complete (stop_reason says the others)
+    violations: dict[str, Discovery]
+    reached: dict[str, Discovery]
+
+
+def finish(
+    totals: Totals,
+    progress: Callable[[Progress], None] | None,
+    cores: int,
+    seen_bytes: int,
+    links_bytes: int,
+    details: tuple[tuple[str, Any], ...] = (),
+) -> Exploration:
+    """The end of an exhaustive search, as the explorer and Spark both end: the last progress
+    line, then the result with TLC's fingerprint collision estimate."""
+    t = totals
+    if progress:
+        progress(Progress(t.distinct, t.generated, t.depth, 0, t.seconds, done=True))
+    return Exploration(
+        t.distinct,
+        t.generated,
+        t.depth,
+        t.seconds,
+        t.reason == "exhausted",
+        t.reason,
+        t.violations,
+        t.reached,
+        cores,
+        collision_probability(t.distinct, t.generated),
+        seen_bytes,
+        links_bytes,
+        details,
+    )
 
 
 def _found_names(violations: dict[str, Discovery]) -> set[str]:

@@ -40,10 +40,9 @@ from pyspark import StorageLevel
 
 from kafkarep.common.exit_codes import UsageError
 from kafkarep.engines import spark_tasks as tasks
-from kafkarep.engines.kernel import stop_reason
+from kafkarep.engines.kernel import Totals, finish, stop_reason
 from kafkarep.engines.links import ParentLinks
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
-from kafkarep.engines.seen import collision_probability
 from kafkarep.engines.spark_context import first_line, spark_context
 from kafkarep.engines.spark_tasks import ACTION_BITS, ACTION_MASK, Task
 from kafkarep.model.config import ModelConfig
@@ -251,19 +250,10 @@ class SparkRun:
                     }
                 )
         seconds = earlier + time.monotonic() - start
-        if self.progress:
-            self.progress(Progress(distinct, generated, depth, 0, seconds, done=True))
-        return Exploration(
-            distinct,
-            generated,
-            depth,
-            seconds,
-            reason == "exhausted",
-            reason,
-            violations,
-            reached,
+        return finish(
+            Totals(distinct, generated, depth, seconds, reason, violations, reached),
+            self.progress,
             int(sc.defaultParallelism),
-            collision_probability(distinct, generated),
             8 * distinct,
             links.bytes_on_disk(),
             (
