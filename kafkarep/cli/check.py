@@ -57,11 +57,22 @@ def add_parser(commands: Any) -> None:
         "disk (default: half the available memory; 0: never)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines or trace tables")
+    saved = parser.add_argument_group("work dir (explorer and spark)")
+    saved.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep each completed level here, so a killed run can be resumed",
+    )
+    saved.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run saved in --workdir (same engine and model file)",
+    )
     spark = parser.add_argument_group("spark engine")
     spark.add_argument("--master", default=None, metavar="URL", help="Spark master (local[*])")
     spark.add_argument("--partitions", type=int, default=None, metavar="N")
-    spark.add_argument("--workdir", type=Path, default=None, metavar="DIR")
-    spark.add_argument("--resume", action="store_true", help="resume from --workdir")
     hypothesis = parser.add_argument_group("hypothesis engine")
     hypothesis.add_argument("--examples", type=int, default=None, metavar="N")
     hypothesis.add_argument("--steps", type=int, default=None, metavar="N")

@@ -32,6 +32,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kafkarep import properties
+from kafkarep.common.exit_codes import UsageError
+from kafkarep.engines import checkpoint
 from kafkarep.engines.kernel import ACTION_BITS, Totals, clauses, finish, stop_reason
 from kafkarep.engines.links import ParentLinks
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress, RunOptions
@@ -42,6 +44,7 @@ from kafkarep.model.initial import initial_state
 from kafkarep.properties import Property
 
 ACTION_MASK = (1 << ACTION_BITS) - 1
+SEEN = "seen.npy"  # a saved level's seen set
 
 
 def default_workers() -> int:
@@ -72,6 +75,8 @@ class Explorer:
         symmetry: bool = False,
         workers: int = 1,
         spill_after: int | None = None,
+        workdir: Path | None = None,
+        resume: bool = False,
     ) -> None:
         self.cfg = cfg
         chosen = tuple(properties)
@@ -85,6 +90,11 @@ class Explorer:
         self.workers = max(1, workers)
         # States a worker holds in memory before the rest of the level goes to disk.
         self.spill_after = default_spill_after(self.workers) if spill_after is None else spill_after
+        # A named work dir keeps each completed level, for --resume (`checkpoint.py`).
+        self.workdir = workdir
+        self.resume = resume
+        if resume and workdir is None:
+            raise UsageError("--resume needs --workdir DIR: the work dir of the run to resume")
 
     def run(self) -> Exploration:
         # States are acyclic tuples: the cycle collector only costs time (2-3x) while millions
@@ -102,16 +112,30 @@ class Explorer:
     def _run(self, pool: _Pool) -> Exploration:
         cfg, limits, start = self.cfg, self.limits, time.monotonic()
         deadline = start + limits.max_seconds if limits.max_seconds else 0.0
-        links = ParentLinks(pool.workdir / "links")
         seen = SeenSet()
         violations: dict[str, Discovery] = {}
         reached: dict[str, Discovery] = {}
-        fp0 = pool.start(initial_state(cfg))
-        seen.add(np.array([fp0], dtype=np.uint64))
-        self._record(violations, pool.check(set()), 0, links)
-        sizes = [1] + [0] * (pool.size - 1)
-        generated, depth, reason, last = 1, 0, "exhausted", start
-        distinct = 1
+        earlier = 0.0  # seconds spent by the run this one resumes
+        if self.resume:
+            assert self.workdir is not None
+            saved = self._load(pool)
+            links = ParentLinks(self.workdir / "links", levels=saved["depth"])
+            depth, distinct, generated = saved["depth"], saved["distinct"], saved["generated"]
+            earlier = saved["seconds"]
+            violations = checkpoint.discoveries(saved["violations"])
+            reached = checkpoint.discoveries(saved["reached"])
+            seen.sorted = np.load(checkpoint.level_dir(self.workdir, depth) / SEEN)
+            sizes = pool.resume(saved["parts"])
+        else:
+            if self.workdir is not None:
+                checkpoint.clear(self.workdir)
+            links = ParentLinks((self.workdir or pool.workdir) / "links")
+            fp0 = pool.start(initial_state(cfg))
+            seen.add(np.array([fp0], dtype=np.uint64))
+            self._record(violations, pool.check(set()), 0, links)
+            sizes = [1] + [0] * (pool.size - 1)
+            generated, depth, distinct = 1, 0, 1
+        reason, last = "exhausted", start
         while sum(sizes):
             stop = stop_reason(limits, depth, distinct, self.stop_when_found, violations)
             if stop:
@@ -137,13 +161,16 @@ class Explorer:
             sizes = pool.keep(chosen)
             self._record(violations, pool.check(set(violations)), depth, links)
             now = time.monotonic()
+            if self.workdir is not None:
+                counts = (depth, distinct, generated, earlier + now - start)
+                self._save(pool, seen, counts, violations, reached)
             if self.progress and now - last >= self.progress_every:
                 last = now
                 self.progress(Progress(distinct, generated, depth, int(fps.size), now - start))
             if deadline and now > deadline:
                 reason = f"time limit {limits.max_seconds:g}s"
                 break
-        seconds = time.monotonic() - start
+        seconds = earlier + time.monotonic() - start
         spilled = pool.spilled()
         return finish(
             Totals(distinct, generated, depth, seconds, reason, violations, reached),
@@ -164,6 +191,66 @@ class Explorer:
         for name, (position, witness) in sorted(found.items()):
             if name not in violations:
                 violations[name] = Discovery(name, depth, links.path_to(depth, position), witness)
+
+    # --- the work dir (`checkpoint.py`) ---------------------------------------------------
+
+    def _identity(self) -> dict[str, Any]:
+        return checkpoint.identity(
+            self.cfg, "explorer", self.symmetry, properties=list(self.property_names)
+        )
+
+    def _save(
+        self,
+        pool: _Pool,
+        seen: SeenSet,
+        counts: tuple[int, int, int, float],
+        violations: dict[str, Discovery],
+        reached: dict[str, Discovery],
+    ) -> None:
+        """Keep the level just completed: the workers' shares of its states, the seen set, then
+        the manifest that names them."""
+        assert self.workdir is not None
+        depth, distinct, generated, seconds = counts
+        folder = checkpoint.staging(self.workdir, depth)
+        shares = pool.save(folder)
+        np.save(folder / SEEN, seen.sorted)
+        manifest = {
+            **self._identity(),
+            "depth": depth,
+            "distinct": distinct,
+            "generated": generated,
+            "seconds": seconds,
+            "violations": checkpoint.plain(violations),
+            "reached": checkpoint.plain(reached),
+            "parts": [[name, count, size] for name, count, size in shares],
+        }
+        checkpoint.commit(self.workdir, depth, folder, manifest)
+
+    def _load(self, pool: _Pool) -> dict[str, Any]:
+        """The saved run, its part files checked against the manifest before any is read."""
+        assert self.workdir is not None
+        saved = checkpoint.read_manifest(self.workdir, self._identity())
+        try:
+            folder = checkpoint.level_dir(self.workdir, int(saved["depth"]))
+            parts = []
+            for name, _, size in saved["parts"]:
+                file = folder / str(name)
+                if not file.is_file() or file.stat().st_size != int(size):
+                    raise UsageError(
+                        f"--resume: {file} is missing or not the size the manifest records; "
+                        "start a new run without --resume"
+                    )
+                parts.append(str(file))
+            if not (folder / SEEN).is_file():
+                raise UsageError(f"--resume: {folder / SEEN} is missing")
+            for field in ("distinct", "generated", "seconds", "violations", "reached"):
+                saved[field]
+        except (KeyError, TypeError, ValueError) as error:
+            raise UsageError(
+                f"--resume: {self.workdir / checkpoint.MANIFEST}: malformed ({error!r})"
+            ) from None
+        saved["parts"] = parts
+        return saved
 
 
 def _choose(parts: list[Candidates]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
@@ -304,7 +391,22 @@ class _Pool:
     def keep(self, chosen: list[np.ndarray]) -> list[int]:
         """Adopt the chosen candidates, even out the shares, place them; returns the sizes."""
         self._call_all("keep", [(c,) for c in chosen])
-        sizes = [int(c.size) for c in chosen]
+        return self._arrange([int(c.size) for c in chosen])
+
+    def save(self, folder: Path) -> list[tuple[str, int, int]]:
+        """Each worker writes its share of the level: (file name, states, bytes) per worker."""
+        names = [f"part-{w:05d}.pkl" for w in range(self.size)]
+        counts = self._call_all("save", [(str(folder / name),) for name in names])
+        return [(n, c, (folder / n).stat().st_size) for n, c in zip(names, counts, strict=True)]
+
+    def resume(self, paths: list[str]) -> list[int]:
+        """Load a saved level, its files shared out in order, however many workers saved it."""
+        share = -(-len(paths) // self.size)  # contiguous groups of files keep the level's order
+        groups = [(paths[w * share : (w + 1) * share],) for w in range(self.size)]
+        return self._arrange(self._call_all("load", groups))
+
+    def _arrange(self, sizes: list[int]) -> list[int]:
+        """Even out the workers' shares and give each its states' positions in the level."""
         if self.local is None:
             sizes = self._rebalance(sizes)
         total, offset = sum(sizes), 0
@@ -430,6 +532,7 @@ def explore(
         cfg.check.max_states, cfg.check.max_depth, cfg.check.max_seconds
     )
     symmetry = cfg.check.symmetry if options.symmetry is None else options.symmetry
+    args = dict(options.engine_args)
     explorer = Explorer(
         cfg,
         properties.select(cfg.check.properties),
@@ -438,6 +541,8 @@ def explore(
         progress=progress,
         symmetry=symmetry,
         workers=options.workers or default_workers(),
-        spill_after=dict(options.engine_args).get("spill_after"),
+        spill_after=args.get("spill_after"),
+        workdir=args.get("workdir"),
+        resume=bool(args.get("resume")),
     )
     return explorer.run()

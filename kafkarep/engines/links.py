@@ -12,11 +12,16 @@ import numpy as np
 
 
 class ParentLinks:
-    def __init__(self, workdir: Path | None = None) -> None:
+    def __init__(self, workdir: Path | None = None, levels: int = 0) -> None:
+        """Links in `workdir` (else a temporary folder); `levels` > 0 continues a saved run
+        after that level, dropping the files of any later level it wrote before it stopped."""
         self._owned = workdir is None
         self.dir = Path(tempfile.mkdtemp(prefix="kafkarep-links-")) if workdir is None else workdir
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.levels = 0  # levels written, level 0 (the initial state) has none
+        self.levels = levels  # levels written, level 0 (the initial state) has none
+        for file in self.dir.glob("*.npy"):
+            if int(file.stem.rpartition("-")[2]) > levels:
+                file.unlink()
 
     def add_level(self, parents: np.ndarray, actions: np.ndarray) -> None:
         self.levels += 1

@@ -24,8 +24,6 @@ from its last complete level to the same final counts.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -39,6 +37,7 @@ import numpy as np
 from pyspark import StorageLevel
 
 from kafkarep.common.exit_codes import UsageError
+from kafkarep.engines import checkpoint
 from kafkarep.engines import spark_tasks as tasks
 from kafkarep.engines.kernel import Totals, finish, stop_reason
 from kafkarep.engines.links import ParentLinks
@@ -46,9 +45,6 @@ from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
 from kafkarep.engines.spark_context import first_line, spark_context
 from kafkarep.engines.spark_tasks import ACTION_BITS, ACTION_MASK, Task
 from kafkarep.model.config import ModelConfig
-
-MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
 
 
 def explore(
@@ -158,7 +154,6 @@ class SparkRun:
         sc, limits, P = self.sc, self.limits, self.partitions
         start = time.monotonic()
         self.deadline = time.time() + limits.max_seconds if limits.max_seconds else 0.0
-        links = ParentLinks(self.workdir / "links")
         violations: dict[str, Discovery] = {}
         reached: dict[str, Discovery] = {}
         earlier = 0.0  # seconds spent by the run this one resumes
@@ -168,9 +163,9 @@ class SparkRun:
         if saved:
             depth, distinct, generated = saved["depth"], saved["distinct"], saved["generated"]
             level_size, earlier = saved["level_size"], saved["seconds"]
-            violations = _discoveries(saved["violations"])
-            reached = _discoveries(saved["reached"])
-            links.levels = depth
+            violations = checkpoint.discoveries(saved["violations"])
+            reached = checkpoint.discoveries(saved["reached"])
+            links = ParentLinks(self.workdir / "links", levels=depth)
             decided = self._cache(
                 sc.parallelize(range(P), P).map(partial(tasks.load, str(self.workdir), depth))
             )
@@ -178,6 +173,7 @@ class SparkRun:
             winners = self._cache(sc.broadcast((keys, owner)))
         else:
             self._clear_workdir()
+            links = ParentLinks(self.workdir / "links")
             depth, distinct, generated, level_size = 0, 1, 1, 1
         reason = "exhausted"
         while True:
@@ -245,8 +241,8 @@ class SparkRun:
                         "generated": generated,
                         "level_size": level_size,
                         "seconds": earlier + time.monotonic() - start,
-                        "violations": _plain(violations),
-                        "reached": _plain(reached),
+                        "violations": checkpoint.plain(violations),
+                        "reached": checkpoint.plain(reached),
                     }
                 )
         seconds = earlier + time.monotonic() - start
@@ -286,54 +282,22 @@ class SparkRun:
             path = links.path_to(depth, key >> ACTION_BITS) + (key & ACTION_MASK,)
             reached[name] = Discovery(name, depth + 1, path, None)
 
-    # --- the work dir ------------------------------------------------------------------------
+    # --- the work dir (`checkpoint.py`) -----------------------------------------------------
 
     def _identity(self) -> dict[str, Any]:
-        """What a resumed run must share with the run it resumes."""
-        path = Path(self.cfg.path)
-        text = path.read_bytes() if path.is_file() else repr(self.cfg).encode()
-        return {
-            "version": MANIFEST_VERSION,
-            "model": self.cfg.path,
-            "model_sha256": hashlib.sha256(text).hexdigest(),
-            "symmetry": self.symmetry,
-            "reduction": self.cfg.check.reduction,
-            "partitions": self.partitions,
-        }
+        return checkpoint.identity(self.cfg, "spark", self.symmetry, partitions=self.partitions)
 
     def _clear_workdir(self) -> None:
-        """A new run in a named work dir starts from nothing (only kafkarep's files go)."""
-        if not self.keep:
-            return
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        (self.workdir / MANIFEST).unlink(missing_ok=True)
-        for entry in self.workdir.iterdir():
-            if entry.is_dir() and (
-                entry.name.startswith("level-") or entry.name in ("links", "faults")
-            ):
-                shutil.rmtree(entry)
-        (self.workdir / "links").mkdir()
+        if self.keep:
+            checkpoint.clear(self.workdir)
 
     def _save_manifest(self, counts: dict[str, Any]) -> None:
         """Make the level just decided (its partitions are written by the decide tasks) the one
-        to resume from, then drop the older ones."""
-        manifest = {**self._identity(), **counts}
-        temporary = self.workdir / f".{MANIFEST}.tmp"
-        temporary.write_text(json.dumps(manifest, indent=1) + "\n")
-        os.replace(temporary, self.workdir / MANIFEST)
-        current = tasks.level_dir(str(self.workdir), counts["depth"])
-        for entry in self.workdir.glob("level-*"):
-            if entry.name < current.name:
-                shutil.rmtree(entry, ignore_errors=True)
+        to resume from."""
+        checkpoint.commit(self.workdir, counts["depth"], None, {**self._identity(), **counts})
 
     def _load_manifest(self) -> dict[str, Any]:
-        path = self.workdir / MANIFEST
-        if not path.is_file():
-            raise UsageError(f"--resume: {path} not found (no level of a run was saved there)")
-        try:
-            saved: dict[str, Any] = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise UsageError(f"--resume: cannot read {path}: {error}") from None
+        saved = checkpoint.read_manifest(self.workdir, self._identity())
         if self.requested_partitions and self.requested_partitions != saved.get("partitions"):
             raise UsageError(
                 f"--resume: the run in {self.workdir} used {saved.get('partitions')} partitions"
@@ -345,13 +309,6 @@ class SparkRun:
         ]
         if missing:
             raise UsageError(f"--resume: {folder} lacks the files of partitions {missing}")
-        mine = self._identity()
-        for field in ("version", "model_sha256", "symmetry", "reduction"):
-            if saved.get(field) != mine[field]:
-                raise UsageError(
-                    f"--resume: {self.workdir} holds a run of {saved.get('model')} with another "
-                    f"{field.replace('_', ' ')}; start a new run without --resume"
-                )
         return saved
 
 
@@ -364,11 +321,3 @@ def _level_keys(outcome: list[tuple[int, np.ndarray, Any, float]]) -> tuple[np.n
     owner = np.concatenate([np.full(row[1].size, row[0], dtype=np.int32) for row in outcome])
     order = np.argsort(keys, kind="stable")
     return keys[order], owner[order]
-
-
-def _plain(found: dict[str, Discovery]) -> dict[str, list[Any]]:
-    return {n: [d.depth, list(d.path), d.witness] for n, d in sorted(found.items())}
-
-
-def _discoveries(saved: dict[str, list[Any]]) -> dict[str, Discovery]:
-    return {n: Discovery(n, int(v[0]), tuple(int(i) for i in v[1]), v[2]) for n, v in saved.items()}

@@ -9,6 +9,7 @@ explorer's, so one in-process worker and several worker processes give the same 
 from __future__ import annotations
 
 import gc
+import pickle
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kafkarep.engines.frontier import Frontier, dumps, loads
+from kafkarep.engines.frontier import Entry, Frontier, dumps, loads
 from kafkarep.engines.kernel import ACTION_BITS, Expander, Judge, StateCheck, StepCheck
 from kafkarep.engines.seen import contains_sorted
 from kafkarep.model.config import ModelConfig
@@ -28,6 +29,7 @@ from kafkarep.model.state import ClusterState
 # their binary-search paths (at 15 million states: 660 ns a look-up in batches of 4,096, 440 in
 # batches of 65,536; benchmarks/seen_lookup.py).
 BATCH = 1 << 16
+SAVE_BATCH = 4096  # states a checkpoint pickles at a time
 
 
 class Candidates(NamedTuple):
@@ -176,6 +178,36 @@ class Worker:
 
     def take(self, data: bytes, at_end: bool) -> None:
         self.frontier.take(loads(data), at_end)
+
+    # --- checkpoints (`checkpoint.py`) -------------------------------------------------------
+
+    def save(self, path: str) -> int:
+        """Write this worker's share of the level, in order, to a new file; returns its count."""
+        count = 0
+        with open(path, "wb") as file:
+            batch: list[Entry] = []
+            for entry in self.frontier:
+                batch.append(entry)
+                if len(batch) == SAVE_BATCH:
+                    pickle.dump(batch, file, pickle.HIGHEST_PROTOCOL)
+                    count += len(batch)
+                    batch = []
+            pickle.dump(batch, file, pickle.HIGHEST_PROTOCOL)
+            count += len(batch)
+        return count
+
+    def load(self, paths: list[str]) -> int:
+        """Make the states saved in these files, in order, this worker's share of the level."""
+        level = self._level()
+        for path in paths:
+            with open(path, "rb") as file:
+                while True:
+                    try:
+                        level.extend(pickle.load(file))
+                    except EOFError:
+                        break
+        self.frontier = level
+        return len(level)
 
     def spilled_count(self) -> int:
         return self.spilled
