@@ -1,4 +1,4 @@
-"""KIP-236 interruptible reassignment (seed 003): cancel and roll back to the original replicas,
+"""KIP-236 interruptible reassignment: cancel and roll back to the original replicas,
 and the replicas a reassignment changed in flight drops; each beside what the KRaft rules do."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ LIVE = frozenset(range(1, 10))
 
 
 def test_rollback_of_the_kip_example() -> None:
-    """Seed 003 motivation: original [1,2,3], new [4,5,6], leader 1 under load: revert to
+    """KIP-236 motivation: original [1,2,3], new [4,5,6], leader 1 under load: revert to
     [1,2,3] and drop the new replicas."""
     result = rollback((1, 2, 3), (4, 5, 6), isr=(1, 2, 3, 4), leader=1, live=LIVE)
     assert result == Rollback(
@@ -40,9 +40,9 @@ def test_rollback_without_a_live_original_in_sync_replica_is_refused() -> None:
 
 def test_kraft_cancel_restores_the_replica_set_but_not_its_order() -> None:
     """KRaft keeps no original replicas: its revert is the current list minus the adding ones
-    (R3.2.2), and the current list put the removing replicas in ascending order (R3.1.2). So
-    cancelling [3,1,2] -> [4,5,6] gives [1,2,3]: the preferred leader changes from 3 to 1.
-    KIP-236 stores original_replicas and restores [3,1,2]."""
+    (`PartitionReassignmentRevert`), and the current list put the removing replicas in ascending
+    order (`PartitionReassignmentReplicas`). So cancelling [3,1,2] -> [4,5,6] gives [1,2,3]: the
+    preferred leader changes from 3 to 1. KIP-236 stores original_replicas and restores [3,1,2]."""
     start = reg([3, 1, 2], [3, 1, 2], leader=3, leader_epoch=1, partition_epoch=1)
     meta = cluster(start, brokers(range(1, 7)))
     grown = alter_reassignment(meta, AlterReassignmentRequest((4, 5, 6)))
@@ -63,7 +63,7 @@ def test_kraft_cancel_restores_the_replica_set_but_not_its_order() -> None:
 
 
 def test_kip_example_1_2_to_2_3_changed_to_2_4_drops_3() -> None:
-    """Seed 003: "an initial assignment of [1,2], reassigned to [2,3] and then changed to
+    """KIP-236: "an initial assignment of [1,2], reassigned to [2,3] and then changed to
     [2,4] ... broker 3 will remain in the assigned replicas until broker 4 is in sync"; the
     drop set removes it at once. Assigned [1,2,3] when the change arrives, 3 not yet in sync."""
     result = drop_set((1, 2), (1, 2, 3), isr=(1, 2), leader=1, min_isr=1, new_target=(2, 4))
@@ -77,7 +77,8 @@ def test_kip_example_1_2_to_2_3_changed_to_2_4_drops_3() -> None:
 
 def test_kraft_keeps_the_intermediate_replica_until_completion() -> None:
     """What the KRaft rules do with the same change: 3 joins the removing replicas and leaves
-    only when the reassignment completes, once 2 and 4 are in sync (R3.1.2, R1.1.3)."""
+    only when the reassignment completes, once 2 and 4 are in sync (`PartitionReassignmentReplicas`,
+    `maybeCompleteReassignment`)."""
     start = reg([1, 2], [1, 2], leader=1, leader_epoch=1, partition_epoch=1)
     meta = cluster(start, brokers(range(1, 5)))
     first = alter_reassignment(meta, AlterReassignmentRequest((2, 3)))

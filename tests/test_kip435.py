@@ -1,4 +1,4 @@
-"""KIP-435 incremental reassignment (seed 002): the worked example step by step, each named
+"""KIP-435 incremental reassignment: the worked example step by step, each named
 reading, the batch collector, `kafkarep plan`, and properties of plans over random clusters."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def targets(result: kip435.Plan) -> list[tuple[int, ...]]:
 
 
 def test_kip_example_0_to_4_onto_5_to_9_step_by_step() -> None:
-    """Seed 002 "Reassignment Example", initial leader 0, batches (0,1)->(5,6); (2,3)->(7,8);
+    """KIP-435 "Reassignment Example", initial leader 0, batches (0,1)->(5,6); (2,3)->(7,8);
     4->9, so a parallel replica count of 2."""
     result = plan((5, 6, 7, 8, 9), (0, 1, 2, 3, 4), {0, 1, 2, 3, 4}, min_isr=1, parallel_replicas=2)
     steps = [(s.target, s.drop, s.new) for s in result.steps]
@@ -64,7 +64,7 @@ def test_kip_example_does_not_depend_on_min_isr_when_all_in_sync(min_isr: int) -
 
 
 def test_kip_min_isr_first_example_adds_two_at_once() -> None:
-    """Seed 002: "4 brokers, min.insync.replicas set to 3 but there are only 1 in-sync replica,
+    """KIP-435: "4 brokers, min.insync.replicas set to 3 but there are only 1 in-sync replica,
     then we immediately add 2 other in one step", beyond a parallel replica count of 1."""
     step = next_step((0, 2, 3), (0, 1), {0}, min_isr=3, parallel_replicas=1)
     assert step is not None
@@ -132,7 +132,7 @@ def test_reading_min_isr_floor_waits_for_the_target_to_catch_up() -> None:
 
 
 def test_no_replica_in_sync_waits() -> None:
-    """Seed 002 "Performing reassignment", 2.2: "at least one replica ISR"."""
+    """KIP-435 "Performing reassignment", 2.2: "at least one replica ISR"."""
     step = next_step((3, 4), (1, 2), set(), 1, 1)
     assert step is not None and step.waits
 

@@ -1,5 +1,5 @@
-"""Log divergence and truncation (the protocol's §3 log divergence cases; Kafka
-OffsetsForLeaderEpoch), and the HWM commit point (seed 004 §2.7)."""
+"""Log divergence and truncation (protocol description §3, the log divergence cases; Kafka
+OffsetsForLeaderEpoch), and the HWM commit point (protocol description §2.7)."""
 
 from kafkarep.model.hwm import commit_offset
 from kafkarep.model.logs import (

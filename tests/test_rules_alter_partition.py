@@ -1,4 +1,5 @@
-"""AlterPartition (kafka-rules.md §2), after ReplicationControlManagerTest."""
+"""AlterPartition (`ReplicationControlManager.alterPartition`), after
+ReplicationControlManagerTest."""
 
 import pytest
 
@@ -28,7 +29,7 @@ def test_shrink_accepted() -> None:
 
 
 def test_same_isr_is_unchanged() -> None:
-    """R2.5: nothing to change is a success without a record."""
+    """`alterPartition`: nothing to change is a success without a record."""
     outcome = alter_partition(
         cluster(PARTITION, elr_enabled=False), request(new_isr=((0, 100), (1, 101), (2, 102)))
     )
@@ -61,7 +62,7 @@ def test_same_isr_is_unchanged() -> None:
     ],
 )
 def test_each_validation_in_kafka_order(changes: dict, error: Error, guard: str) -> None:
-    """validateAlterPartitionData: the first failing check decides the error (R2.3)."""
+    """validateAlterPartitionData: the first failing check decides the error."""
     outcome = alter_partition(cluster(PARTITION, elr_enabled=False), request(**changes))
     assert outcome == Rejected(error, f"alter_partition.{guard}")
 
@@ -110,7 +111,7 @@ def test_stale_partition_epoch_accepted_when_guard_is_off() -> None:
 
 
 def test_completing_reassignment_that_moves_leadership_commits_and_errors() -> None:
-    """testReassignPartitions: NEW_LEADER_ELECTED with a committed record (R2.6)."""
+    """testReassignPartitions: NEW_LEADER_ELECTED with a committed record (`alterPartition`)."""
     partition = reg([0, 2, 1, 3], [3, 2, 1], leader=3, partition_epoch=1, adding=[0], removing=[3])
     new_isr = ((3, 103), (0, 100), (2, 102), (1, 101))
     for version, error in ((3, Error.NEW_LEADER_ELECTED), (1, Error.FENCED_LEADER_EPOCH)):
@@ -125,7 +126,7 @@ def test_completing_reassignment_that_moves_leadership_commits_and_errors() -> N
 
 
 def test_shrink_below_min_isr_fills_elr() -> None:
-    """testEligibleLeaderReplicas_ShrinkAndExpandIsr: no MinISR check here (R2.7)."""
+    """testEligibleLeaderReplicas_ShrinkAndExpandIsr: no MinISR check here (`alterPartition`)."""
     partition = reg([0, 1, 2], [0, 1, 2], leader=0)
     outcome = alter_partition(
         cluster(partition, min_isr=2, elr_enabled=True), AlterPartitionRequest(0, 0, 0, ((0, 100),))

@@ -1,4 +1,4 @@
-"""Broker events (kafka-rules.md §5; seed 004 §2.8, §2.9.1), after ReplicationControlManagerTest."""
+"""Broker events (protocol description §2.8, §2.9.1), after ReplicationControlManagerTest."""
 
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import NO_LEADER
@@ -20,7 +20,7 @@ from tests.helpers import brokers, cluster, reg
 
 
 def test_fence_leader_elects_next_in_replica_order() -> None:
-    """testRemoveLeaderships; seed 004 §2.8."""
+    """testRemoveLeaderships; protocol description §2.8."""
     p = reg([0, 2, 1], [0, 2, 1], leader=0)
     outcome = fence_broker(cluster(p, elr_enabled=False), FenceBroker(0))
     assert isinstance(outcome, Changed)
@@ -46,7 +46,8 @@ def test_fence_below_min_isr_moves_broker_to_elr() -> None:
 
 
 def test_fence_last_isr_member_without_elr_keeps_it() -> None:
-    """R1.5.2: seed 004 §2.8 "the last replica standing remains in the ISR"."""
+    """`PartitionChangeBuilder.build`: protocol description §2.8 "the last replica standing remains
+    in the ISR"."""
     p = reg([1, 2, 3], [1], leader=1, partition_epoch=2)
     outcome = fence_broker(cluster(p, brokers(fenced=(2, 3)), elr_enabled=False), FenceBroker(1))
     assert isinstance(outcome, Changed)
@@ -62,7 +63,7 @@ def test_controlled_shutdown_follower() -> None:
 
 
 def test_unfence_only_revisits_leaderless_partitions() -> None:
-    """R5.3: an unfenced ELR member becomes leader of a leaderless partition."""
+    """`handleBrokerUnfenced`: an unfenced ELR member becomes leader of a leaderless partition."""
     p = reg(
         [1, 2, 3],
         [],

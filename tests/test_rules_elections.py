@@ -1,4 +1,5 @@
-"""Elections on request (kafka-rules.md §4), after ReplicationControlManagerTest."""
+"""Elections on request (`ReplicationControlManager.electLeaders`, `electLeader`), after
+ReplicationControlManagerTest."""
 
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import NO_LEADER, LeaderRecoveryState
@@ -18,7 +19,7 @@ def test_preferred_moves_leadership() -> None:
 
 
 def test_preferred_not_needed() -> None:
-    """R4.1: ELECTION_NOT_NEEDED, no record."""
+    """`electLeader`: ELECTION_NOT_NEEDED, no record."""
     p = reg([1, 2, 3], [1, 2, 3], leader=1)
     assert elect_leaders(cluster(p), PREFERRED) == Rejected(
         Error.ELECTION_NOT_NEEDED, "elections.election_needed"

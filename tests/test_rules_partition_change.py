@@ -1,4 +1,4 @@
-"""The change builder (kafka-rules.md §1), after Kafka's PartitionChangeBuilderTest."""
+"""The change builder (Kafka's `PartitionChangeBuilder`), after its PartitionChangeBuilderTest."""
 
 from kafkarep.kafka.metadata import NO_LEADER, LeaderRecoveryState
 from kafkarep.rules import Changed, ChangeTargets, Election, Unchanged, build, partition_change
@@ -19,7 +19,7 @@ def base(**kw: object) -> Changed | Unchanged:
 
 
 def test_no_change_emits_no_record() -> None:
-    """testNoChange: nothing set, current leader still valid (R0.3)."""
+    """testNoChange: nothing set, current leader still valid (`changeRecordIsNoOp`)."""
     assert base() == Unchanged()
 
 
@@ -32,7 +32,8 @@ def test_isr_shrink_does_not_bump_leader_epoch() -> None:
 
 
 def test_isr_shrink_bumps_leader_epoch_before_3_6() -> None:
-    """testLeaderEpochBumpOnIsrShrink[3.4-IV0]: KAFKA-15021 (R1.4.2c)."""
+    """testLeaderEpochBumpOnIsrShrink[3.4-IV0]: KAFKA-15021
+    (`triggerLeaderEpochBumpForIsrShrinkIfNeeded`)."""
     partition = reg([2, 1, 3], [2, 1, 3], leader=1, leader_epoch=100, partition_epoch=200)
     metadata = cluster(
         partition, FENCED_3, min_isr=2, elr_enabled=False, leader_epoch_bump_on_isr_shrink=True
@@ -44,7 +45,7 @@ def test_isr_shrink_bumps_leader_epoch_before_3_6() -> None:
 
 
 def test_leader_leaving_isr_elects_first_valid_replica() -> None:
-    """testIsrChangeAndLeaderChange: replica order decides (R1.2.2)."""
+    """testIsrChangeAndLeaderChange: replica order decides (`electAnyLeader`)."""
     outcome = base(isr=frozenset({2, 3}))
     assert isinstance(outcome, Changed)
     assert outcome.registration.leader == 2
@@ -52,7 +53,7 @@ def test_leader_leaving_isr_elects_first_valid_replica() -> None:
 
 
 def test_online_election_never_leaves_isr() -> None:
-    """testElectLeader: only fenced 3 is in the target ISR, so no leader (R1.2.6)."""
+    """testElectLeader: only fenced 3 is in the target ISR, so no leader (`isValidNewLeader`)."""
     outcome = base(isr=frozenset({3}))
     assert isinstance(outcome, Changed)
     assert outcome.registration.leader == NO_LEADER
@@ -69,14 +70,15 @@ def test_unclean_election_sets_isr_and_recovering() -> None:
 
 
 def test_preferred_election_picks_first_replica() -> None:
-    """testElectLeader with PREFERRED: replica 2 is first and valid (R1.2.3)."""
+    """testElectLeader with PREFERRED: replica 2 is first and valid (`electPreferredLeader`)."""
     outcome = base(election=Election.PREFERRED)
     assert isinstance(outcome, Changed)
     assert outcome.registration.leader == 2
 
 
 def test_replica_leaving_bumps_leader_epoch_even_with_same_leader() -> None:
-    """testLeaderEpochBumpOnNewReplicaSetDisjoint (R1.4.2b)."""
+    """testLeaderEpochBumpOnNewReplicaSetDisjoint
+    (`triggerLeaderEpochBumpForReplicaReassignmentIfNeeded`)."""
     outcome = base(replicas=(2, 1, 4))
     assert isinstance(outcome, Changed)
     assert outcome.record.leader == 1
@@ -84,7 +86,8 @@ def test_replica_leaving_bumps_leader_epoch_even_with_same_leader() -> None:
 
 
 def test_reordering_replicas_keeps_leader_epoch() -> None:
-    """testReassignmentRearrangesReplicas (R1.4.3)."""
+    """testReassignmentRearrangesReplicas
+    (`triggerLeaderEpochBumpForReplicaReassignmentIfNeeded`)."""
     outcome = base(replicas=(3, 2, 1))
     assert isinstance(outcome, Changed)
     assert outcome.registration.replicas == (3, 2, 1)
@@ -92,7 +95,7 @@ def test_reordering_replicas_keeps_leader_epoch() -> None:
 
 
 def test_elr_filled_when_isr_drops_below_min_isr() -> None:
-    """testEligibleLeaderReplicas_IsrShrinkBelowMinISR (R1.3.2)."""
+    """testEligibleLeaderReplicas_IsrShrinkBelowMinISR (`maybePopulateTargetElr`)."""
     partition = reg([1, 2, 3, 4], [1, 2, 3, 4], leader=1, leader_epoch=100, partition_epoch=200)
     metadata = cluster(
         partition, FENCED_3, min_isr=3, elr_enabled=True, use_last_known_leader=False
@@ -103,7 +106,8 @@ def test_elr_filled_when_isr_drops_below_min_isr() -> None:
 
 
 def test_elr_member_elected_when_isr_empty() -> None:
-    """testEligibleLeaderReplicas_ElrCanBeElected: the ELR leader becomes the ISR (R1.2.5)."""
+    """testEligibleLeaderReplicas_ElrCanBeElected: the ELR leader becomes the ISR
+    (`tryElection`)."""
     partition = reg([1, 2, 3, 4], [1], leader=1, leader_epoch=100, partition_epoch=200, elr=[3])
     metadata = cluster(partition, brokers(range(1, 5), fenced=(1,)), min_isr=3, elr_enabled=True)
     outcome = partition_change(
@@ -133,7 +137,7 @@ def test_unclean_shutdown_replica_leaves_elr_unless_guard_is_off() -> None:
 
 
 def test_last_known_leader_recorded_when_isr_empties() -> None:
-    """R1.3.5: an empty ISR remembers the leader before the change."""
+    """`maybeUpdateLastKnownLeader`: an empty ISR remembers the leader before the change."""
     partition = reg([1, 2, 3], [1], leader=1, leader_epoch=1, partition_epoch=3, elr=[2, 3])
     metadata = cluster(
         partition, brokers(range(1, 4), fenced=(1, 2, 3)), min_isr=2, elr_enabled=True
@@ -145,8 +149,8 @@ def test_last_known_leader_recorded_when_isr_empties() -> None:
 
 
 def test_last_known_leader_elected_only_if_acceptable() -> None:
-    """R1.2.4: Kafka 4.0 elects the last known leader even while fenced, uncleanly; KAFKA-19522
-    (4.1.0) elects it only if acceptable."""
+    """`canElectLastKnownLeader`: Kafka 4.0 elects the last known leader even while fenced,
+    uncleanly; KAFKA-19522 (4.1.0) elects it only if acceptable."""
     partition = reg(
         [1, 2, 3], [], leader=NO_LEADER, leader_epoch=2, partition_epoch=5, last_known_elr=[1]
     )
@@ -161,7 +165,7 @@ def test_last_known_leader_elected_only_if_acceptable() -> None:
 
 
 def test_elr_disabled_clears_leftover_elr() -> None:
-    """R1.3.3: with ELR off any builder run empties a leftover ELR."""
+    """`maybeUpdateRecordElr`: with ELR off any builder run empties a leftover ELR."""
     partition = reg([1, 2, 3], [1, 2], leader=1, elr=[3])
     outcome = partition_change(cluster(partition, min_isr=3, elr_enabled=False), ChangeTargets())
     assert isinstance(outcome, Changed)
@@ -169,7 +173,7 @@ def test_elr_disabled_clears_leftover_elr() -> None:
 
 
 def test_elr_off_never_empties_isr() -> None:
-    """R1.5.2: the last ISR member stays when it is removed and ELR is off."""
+    """`build`: the last ISR member stays when it is removed and ELR is off."""
     partition = reg([1, 2, 3], [1], leader=1)
     outcome = partition_change(
         cluster(partition, brokers(range(1, 4), fenced=(1,)), elr_enabled=False),

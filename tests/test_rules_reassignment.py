@@ -1,4 +1,4 @@
-"""Reassignment (seed 000 §4, kafka-rules.md §3), after ReplicationControlManagerTest,
+"""Reassignment (protocol description §4), after ReplicationControlManagerTest,
 PartitionReassignmentReplicasTest and PartitionReassignmentRevertTest."""
 
 from kafkarep.kafka.errors import Error
@@ -15,14 +15,15 @@ from tests.helpers import brokers, cluster, reg
 
 
 def test_split_orders_target_then_removing() -> None:
-    """PartitionReassignmentReplicasTest.testRemovals / testAdditions (R3.1.2)."""
+    """PartitionReassignmentReplicasTest.testRemovals / testAdditions."""
     m = cluster(reg([3, 2, 1, 0], [3, 2, 1, 0], leader=3))
     assert split(m, (3, 1)) == ((3, 1, 0, 2), frozenset(), frozenset({0, 2}))
     assert split(m, (3, 2, 1, 0, 4, 5)) == ((3, 2, 1, 0, 4, 5), {4, 5}, frozenset())
 
 
 def test_seed_example_1_move_one_replica() -> None:
-    """Seed 000 §4.4.1: grow, then one AlterPartition catches up and completes at once."""
+    """Protocol description §4.4.1: grow, then one AlterPartition catches up and completes at
+    once."""
     start = reg([1, 2, 3], [1, 2], leader=1, leader_epoch=1, partition_epoch=2)
     grown = alter_reassignment(
         cluster(start, elr_enabled=False), AlterReassignmentRequest((1, 2, 4))
@@ -42,7 +43,8 @@ def test_seed_example_1_move_one_replica() -> None:
 
 
 def test_seed_example_2_kafka_waits_for_every_target_replica() -> None:
-    """Seed 000 §4.4.2 step 6 diverges: Kafka needs 3 in the ISR too (kafka-rules.md §6)."""
+    """Protocol description §4.4 Example 2 step 6 diverges: Kafka needs 3 in the ISR too
+    (`PartitionReassignmentReplicas.maybeCompleteReassignment`)."""
     p = reg(
         [1, 2, 3, 4, 5], [1, 4, 5], leader=5, leader_epoch=1, partition_epoch=4, removing=[4, 5]
     )
@@ -56,19 +58,20 @@ def test_seed_example_2_kafka_waits_for_every_target_replica() -> None:
             brokers(range(1, 6)),
             min_isr=2,
             elr_enabled=False,
-            reassignment_completion="seed-000",
+            reassignment_completion="protocol-description",
         ),
         request,
     )
     assert isinstance(seed, Changed)
     s = seed.registration
     assert (s.replicas, s.isr, s.removing) == ((1, 2, 3), {1, 2}, set())
-    assert s.leader == 1  # Kafka's election order; the seed names 2
+    assert s.leader == 1  # Kafka's election order; the description names 2
     assert seed.error == Error.NEW_LEADER_ELECTED
 
 
 def test_kafka_completion_ignores_min_isr_but_seed_does_not() -> None:
-    """R1.1.3: [1,2,3] -> [1] completes at once below MinISR 2; seed 000 §4.1.2 refuses."""
+    """`maybeCompleteReassignment`: [1,2,3] -> [1] completes at once below MinISR 2; protocol
+    description §4.1.2 refuses."""
     p = reg([1, 2, 3], [1, 2, 3], leader=1)
     kafka = alter_reassignment(
         cluster(p, min_isr=2, elr_enabled=False), AlterReassignmentRequest((1,))
@@ -76,7 +79,7 @@ def test_kafka_completion_ignores_min_isr_but_seed_does_not() -> None:
     assert isinstance(kafka, Changed)
     assert kafka.registration.replicas == (1,)
     seed = alter_reassignment(
-        cluster(p, min_isr=2, elr_enabled=False, reassignment_completion="seed-000"),
+        cluster(p, min_isr=2, elr_enabled=False, reassignment_completion="protocol-description"),
         AlterReassignmentRequest((1,)),
     )
     assert isinstance(seed, Changed)
@@ -84,10 +87,11 @@ def test_kafka_completion_ignores_min_isr_but_seed_does_not() -> None:
 
 
 def test_seed_completion_bumps_leader_epoch_on_add_only() -> None:
-    """Seed 000 §4.1.3 bumps the epochs on completion; Kafka bumps only the partition epoch."""
+    """Protocol description §4.1.3 bumps the epochs on completion; Kafka bumps only the partition
+    epoch."""
     p = reg([1, 2, 3, 4], [1, 2, 3], leader=1, partition_epoch=1, adding=[4])
     request = AlterPartitionRequest(1, 0, 1, ((1, 101), (2, 102), (3, 103), (4, 104)))
-    for variant, epoch in (("kafka", 0), ("seed-000", 1)):
+    for variant, epoch in (("kafka", 0), ("protocol-description", 1)):
         outcome = alter_partition(
             cluster(p, elr_enabled=False, reassignment_completion=variant), request
         )
@@ -96,7 +100,7 @@ def test_seed_completion_bumps_leader_epoch_on_add_only() -> None:
 
 
 def test_invalid_targets_rejected() -> None:
-    """testCancelReassignPartitions and validateManualPartitionAssignment (R3.1.1)."""
+    """testCancelReassignPartitions and validateManualPartitionAssignment."""
     p = reg([1, 2, 3], [1, 2, 3], leader=1)
     m = cluster(p, brokers(range(5), unregistered=(4,)), elr_enabled=False)
     for target, guard in (
@@ -110,7 +114,7 @@ def test_invalid_targets_rejected() -> None:
 
 
 def test_cancel_without_reassignment() -> None:
-    """R3.2.1: NO_REASSIGNMENT_IN_PROGRESS."""
+    """`cancelPartitionReassignment`: NO_REASSIGNMENT_IN_PROGRESS."""
     p = reg([1, 2, 3], [1, 2, 3], leader=1)
     assert alter_reassignment(cluster(p), AlterReassignmentRequest(None)) == Rejected(
         Error.NO_REASSIGNMENT_IN_PROGRESS, "reassignment.reassignment_in_progress"
@@ -118,7 +122,7 @@ def test_cancel_without_reassignment() -> None:
 
 
 def test_cancel_reverts_and_bumps_leader_epoch() -> None:
-    """testReassignPartitions: the revert drops adding replica 0 (R3.2.3)."""
+    """testReassignPartitions: the revert drops adding replica 0 (`PartitionReassignmentRevert`)."""
     p = reg([0, 2, 1, 3], [3, 2, 1], leader=3, partition_epoch=1, adding=[0], removing=[3])
     outcome = alter_reassignment(cluster(p, elr_enabled=False), AlterReassignmentRequest(None))
     assert isinstance(outcome, Changed)
@@ -133,7 +137,7 @@ def test_cancel_reverts_and_bumps_leader_epoch() -> None:
 
 
 def test_unclean_revert_needs_unclean_election() -> None:
-    """PartitionReassignmentRevertTest.testIsrSpecialCase (R3.2.2)."""
+    """PartitionReassignmentRevertTest.testIsrSpecialCase."""
     p = reg(
         [4, 5, 3, 2, 1],
         [4, 5],
@@ -156,7 +160,8 @@ def test_unclean_revert_needs_unclean_election() -> None:
 
 
 def test_seed_cancel_below_min_isr_aborts() -> None:
-    """Seed 000 §4.5: a revert below MinISR aborts unless unclean election is on; Kafka accepts."""
+    """Protocol description §4.5: a revert below MinISR aborts unless unclean election is on;
+    Kafka accepts."""
     p = reg([4, 3, 2, 1], [4, 3], leader=3, adding=[4], removing=[1, 2])
     assert isinstance(
         alter_reassignment(
@@ -165,7 +170,7 @@ def test_seed_cancel_below_min_isr_aborts() -> None:
         Changed,
     )
     seed = alter_reassignment(
-        cluster(p, min_isr=2, elr_enabled=False, reassignment_completion="seed-000"),
+        cluster(p, min_isr=2, elr_enabled=False, reassignment_completion="protocol-description"),
         AlterReassignmentRequest(None),
     )
     assert seed == Rejected(Error.INVALID_REPLICA_ASSIGNMENT, "reassignment.revert_keeps_min_isr")

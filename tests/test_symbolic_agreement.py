@@ -55,7 +55,8 @@ targets = [[2, 4], [4, 3, 1]]
 
 VARIANTS = {
     "kip966": 'metadata_version = "4.0"\nelr = true',
-    "seed-000": 'metadata_version = "4.0"\nelr = true\nreassignment_completion = "seed-000"\n'
+    "protocol-description": 'metadata_version = "4.0"\nelr = true\n'
+    'reassignment_completion = "protocol-description"\n'
     'unclean_shutdown_detection = "previous-epoch"\nuse_last_known_leader = false\n'
     'pending_isr_on_metadata = "reset"',
     "v3.1-unclean": 'kafka_version = "3.9"\nmetadata_version = "3.1"\n'

@@ -68,7 +68,8 @@ def test_leader_failure_elects_from_the_live_isr_like_kraft() -> None:
 
 def test_follower_failure_shrinks_the_isr_and_bumps_the_leader_epoch() -> None:
     """OfflineReplica: out of the ISR; every controller leader-and-ISR write of the ZooKeeper era
-    bumps the leader epoch (KRaft does so only before 3.6, R1.4.2c)."""
+    bumps the leader epoch (KRaft does so only before 3.6,
+    `PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded`)."""
     meta = zk_cluster(reg([1, 2, 3], [1, 2, 3], leader=1, leader_epoch=4, partition_epoch=7))
     z = changed(zk.fence_broker(meta, FenceBroker(3)))
     assert (z.registration.leader, z.registration.isr, z.registration.leader_epoch) == (
@@ -83,9 +84,10 @@ def test_follower_failure_shrinks_the_isr_and_bumps_the_leader_epoch() -> None:
 
 
 def test_last_isr_member_failure_unclean_off_and_on() -> None:
-    """Unclean off: no leader, the last member stays in the ISR (as KRaft, R1.5.2). Unclean on:
-    the offline selector takes live replica 2 from outside the ISR as leader and sole ISR member;
-    no leader recovery state in that era (KRaft marks it RECOVERING, R1.2.5)."""
+    """Unclean off: no leader, the last member stays in the ISR (as in KRaft's
+    `PartitionChangeBuilder.build`). Unclean on: the offline selector takes live replica 2 from
+    outside the ISR as leader and sole ISR member; no leader recovery state in that era (KRaft's
+    `PartitionChangeBuilder.tryElection` marks it RECOVERING)."""
     p = reg([1, 2, 3], [1], leader=1, leader_epoch=4, partition_epoch=7)
     clean = changed(zk.fence_broker(zk_cluster(p), FenceBroker(1)))
     assert (clean.registration.leader, clean.registration.isr) == (-1, {1})
@@ -195,7 +197,8 @@ def test_zookeeper_unclean_model_loses_a_committed_write_and_replays(tmp_path: P
 def test_the_difference_is_unclean_election_not_the_controller() -> None:
     """The other two corners of the square: the ZooKeeper-era controller with unclean election
     off explores exactly the KRaft counterpart's states and holds; KRaft with unclean election
-    on loses the write at the same depth (R1.2.2 step 4)."""
+    on loses the write at the same depth (the unclean step of
+    `PartitionChangeBuilder.electAnyLeader`)."""
     text = ZK_MODEL.read_text()
     import tomllib
 

@@ -1,4 +1,5 @@
-"""The four leader selectors of seed 001 (1.a-1.d), each line of the seed a check."""
+"""The four leader selectors of Kafka Controller Internals (Apache wiki, 1.a-1.d), each line of
+the page a check."""
 
 from __future__ import annotations
 

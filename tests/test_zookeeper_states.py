@@ -1,6 +1,6 @@
-"""The ZooKeeper-era partition and replica state machines, following seed 001 line by line:
-every valid transition does what the seed lists, every other pair is a rejection naming both
-states."""
+"""The ZooKeeper-era partition and replica state machines, following Kafka Controller Internals
+(Apache wiki) line by line: every valid transition does what the page lists, every other pair is
+a rejection naming both states."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ P = PartitionState
 R = RequestKind
 LIVE = frozenset({1, 2, 3, 4})
 
-# The seed's "Partition状态之间的转换", written out here rather than read from the module.
+# The wiki page's "Valid state transitions", written out here rather than read from the module.
 SEED_PARTITION_TRANSITIONS = {
     (P.NON_EXISTENT, P.NEW),
     (P.NEW, P.ONLINE),

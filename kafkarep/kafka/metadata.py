@@ -1,12 +1,12 @@
 """The controller's metadata as immutable values.
 
 A partition registration, the change record that moves it forward, the broker registry and the
-topic config (seed 004 §2.3; Kafka's `PartitionRegistration`, `PartitionChangeRecord`,
+topic config (protocol description §2.3; Kafka's `PartitionRegistration`, `PartitionChangeRecord`,
 `BrokerRegistration`). Every value is a NamedTuple: immutable, hashable, canonical.
 
 Replica sets (ISR, ELR, last-known ELR, adding, removing) are frozensets; only `replicas` is ordered
 (its first entry is the preferred leader). Kafka keeps the ISR as an ordered list, so it treats a
-reordered ISR as a change; this model does not (kafka-rules.md §7).
+reordered ISR as a change (`PartitionRegistration`'s `isr` is an array); this model does not.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ class PartitionRegistration(NamedTuple):
         return self.leader_recovery_state == LeaderRecoveryState.RECOVERING
 
     def apply(self, record: PartitionChangeRecord) -> PartitionRegistration:
-        """Merge a change record (R0.2): set fields replace; the partition epoch always moves,
-        the leader epoch moves exactly when the record carries a leader field."""
+        """Merge a change record (`PartitionRegistration.merge`): set fields replace; the
+        partition epoch always moves, the leader epoch moves exactly when the record carries a
+        leader field."""
         return PartitionRegistration(
             replicas=self.replicas if record.replicas is None else record.replicas,
             isr=self.isr if record.isr is None else record.isr,
@@ -145,7 +146,8 @@ class BrokerRegistry(NamedTuple):
         return BrokerRegistry.of(entries)
 
     def next_epoch(self) -> int:
-        """Broker epochs are cluster-wide monotonic (seed 004 §1.2.2): one past the largest."""
+        """Broker epochs are cluster-wide monotonic (protocol description §1.2.2): one past the
+        largest."""
         return max((r.epoch for _, r in self.entries), default=0) + 1
 
 
@@ -164,30 +166,36 @@ class RuleOptions(NamedTuple):
 
     `kafka_version`: the release (`kafkarep.kafka.releases`); the fields below that it decides say
         which change they follow.
-    `elr_enabled`: KIP-966 eligible leader replicas (`eligible.leader.replicas.version`, R0.6).
-    `leader_epoch_bump_on_isr_shrink`: metadata versions before 3.6-IV0 (KAFKA-15021, R1.4.2c).
-    `leader_recovery_supported`: metadata version 3.2 and up (R1.2.5).
+    `elr_enabled`: KIP-966 eligible leader replicas (`eligible.leader.replicas.version`,
+        `FeatureControlManager.isElrFeatureEnabled`).
+    `leader_epoch_bump_on_isr_shrink`: metadata versions before 3.6-IV0 (KAFKA-15021,
+        `PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded`).
+    `leader_recovery_supported`: metadata version 3.2 and up (KIP-704; an unclean leader is
+        RECOVERING, `PartitionChangeBuilder.tryElection`).
     `unclean_shutdown_handling`: metadata version 4.0 and up: a re-registration under a new
-        incarnation after an unclean shutdown removes the broker from ISR and ELR (R5.4; from
-        Kafka 4.0.0 only with ELR on, `handleBrokerShutdown`).
+        incarnation after an unclean shutdown removes the broker from ISR and ELR (from
+        Kafka 4.0.0 only with ELR on, `ReplicationControlManager.handleBrokerShutdown`).
     `new_incarnation_leaves_isr`: KAFKA-18106 (4.0.0): any other new incarnation leaves every ISR
         as a fenced broker does.
     `unclean_shutdown_detection`: "incarnation" (3.9: every new incarnation is unclean) or
         "previous-epoch" (KAFKA-18635, 4.0.0: clean when the broker presents its last epoch).
-    `use_last_known_leader`: Kafka's `useLastKnownLeaderInBalancedRecovery` (R1.2.4, R1.3.5).
+    `use_last_known_leader`: Kafka's `useLastKnownLeaderInBalancedRecovery`
+        (`PartitionChangeBuilder.canElectLastKnownLeader`, `maybeUpdateLastKnownLeader`).
     `last_known_leader_acceptable`: KAFKA-19522 (4.1.0): the last known leader is elected only
         if it is acceptable (registered, unfenced, not shutting down).
     `last_known_leader_on_leaderless`: apache/kafka#20629 (4.1.1): the last known leader is
         remembered when a change leaves the partition leaderless, forgotten when one names a
         leader; before, remembered when the ISR empties.
-    `reassignment_completion`: "kafka" or "seed-000" (seed 000 §4.2, §4.5; kafka-rules.md §6).
+    `reassignment_completion`: "kafka" or "protocol-description" (protocol description §4.2,
+        §4.5, stricter than Kafka's `PartitionReassignmentReplicas.maybeCompleteReassignment`).
     `completion_when_adding_in_isr`: KAFKA-19975 (4.3.0): a reassignment completes once every
         adding replica is in the ISR (every target replica when it shrinks the replica count).
     `replication_factor_change_check`: KIP-860 (4.1.0): a reassignment request may forbid a
         change of the replication factor.
     `disabled_guards`: named guards switched off, to seed bugs (models/mutations/).
-    `controller`: "kraft", or "zookeeper" for the ZooKeeper-era controller's elections (seed 001,
-        `kafkarep.zookeeper.events`) in place of the KRaft rules' broker events and elections.
+    `controller`: "kraft", or "zookeeper" for the ZooKeeper-era controller's elections (Kafka
+        Controller Internals, Apache wiki; `kafkarep.zookeeper.events`) in place of the KRaft
+        rules' broker events and elections.
     """
 
     kafka_version: str = NEWEST
@@ -216,8 +224,8 @@ METADATA_VERSIONS = ("3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.
 def options_for_version(
     metadata_version: str, elr: bool, kafka_version: str = NEWEST, **overrides: object
 ) -> RuleOptions:
-    """The rule options a Kafka release and a metadata version imply (R0.6, R1.2.5, R1.4.2c,
-    R5.4, `kafkarep.kafka.releases`)."""
+    """The rule options a Kafka release and a metadata version imply (`kafkarep.kafka.releases`;
+    `RuleOptions` names the Kafka code behind each field)."""
     if metadata_version not in METADATA_VERSIONS:
         raise ValueError(
             f"unknown metadata_version {metadata_version!r}; one of {', '.join(METADATA_VERSIONS)}"
@@ -260,5 +268,6 @@ class ClusterMetadata(NamedTuple):
 
     @property
     def effective_min_isr(self) -> int:
-        """min(min.insync.replicas, replica count), counting adding and removing (R0.5)."""
+        """min(min.insync.replicas, replica count), counting adding and removing
+        (`ReplicationControlManager.getTopicEffectiveMinIsr`)."""
         return min(self.topic.min_isr, len(self.partition.replicas))

@@ -199,8 +199,10 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         )
     elr = _bool(rules, "rules", "elr", False)
     completion = rules.get("reassignment_completion", "kafka")
-    if completion not in ("kafka", "seed-000"):
-        raise ModelError('[rules] reassignment_completion must be "kafka" or "seed-000"')
+    if completion not in ("kafka", "protocol-description"):
+        raise ModelError(
+            '[rules] reassignment_completion must be "kafka" or "protocol-description"'
+        )
     disabled = rules.get("disable_guards", [])
     if not isinstance(disabled, list) or not all(isinstance(g, str) for g in disabled):
         raise ModelError("[rules] disable_guards must be a list of guard names")

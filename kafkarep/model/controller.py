@@ -34,8 +34,8 @@ def _by_controller(
     kraft: Callable[[ClusterMetadata, Any], Outcome],
     zookeeper: Callable[[ClusterMetadata, Any], Outcome],
 ) -> Callable[[ClusterMetadata, Any], Outcome]:
-    """The KRaft rule, or the ZooKeeper-era controller's (seed 001) when the model says
-    `[rules] controller = "zookeeper"`."""
+    """The KRaft rule, or, when the model says `[rules] controller = "zookeeper"`, that of the
+    ZooKeeper-era controller described in Kafka Controller Internals (Apache wiki)."""
 
     def rule(metadata: ClusterMetadata, request: Any) -> Outcome:
         if metadata.options.controller == "zookeeper":

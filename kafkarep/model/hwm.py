@@ -1,4 +1,4 @@
-"""The leader's high watermark and producer acknowledgements (seed 004 §2.5-§2.7).
+"""The leader's high watermark and producer acknowledgements (protocol description §2.5-§2.7).
 
 The HWM advances to the highest offset every member of the Maximal ISR has fetched (§2.7, §6.5.2),
 and every caught-up follower the leader would let join the ISR (KAFKA-15021), only while the ISR

@@ -1,4 +1,5 @@
-"""Log divergence and truncation (the protocol's §3; KIP-101, KIP-279; `OffsetsForLeaderEpoch`).
+"""Log divergence and truncation (protocol description §3; KIP-101, KIP-279;
+`OffsetsForLeaderEpoch`).
 
 Offsets start at 0; a log is a tuple of (leader epoch, value) entries, so its LEO is its length.
 

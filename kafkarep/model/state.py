@@ -1,7 +1,8 @@
 """The cluster state: one partition replicated across a KRaft controller and its brokers.
 
 Every part is an immutable NamedTuple, so a state is a canonical value (equal states are equal
-tuples) and its components can be shared between states. Seed 004 names the parts:
+tuples) and its components can be shared between states. The protocol description names the
+parts:
 
 - the controller (§1.2.1, §2.3): the metadata log of partition snapshots (a materialised change
   record each), the broker registry, and the AlterPartition requests in flight to it;
@@ -68,7 +69,7 @@ class Role(IntEnum):
 
 @fast_replace
 class FollowerView(NamedTuple):
-    """What a leader knows of one follower from its fetches (seed 004 §2.2.2)."""
+    """What a leader knows of one follower from its fetches (protocol description §2.2.2)."""
 
     leo: int = -1  # fetch offset of its last fetch; -1 unknown
     broker_epoch: int = -1
@@ -114,7 +115,7 @@ class Replica(NamedTuple):
 
 @fast_replace
 class FetchResponse(NamedTuple):
-    """A leader's answer to a fetch, in flight to the follower (seed 004 §2.2.2, §3)."""
+    """A leader's answer to a fetch, in flight to the follower (protocol description §2.2.2, §3)."""
 
     leader: int
     leader_epoch: int
@@ -195,7 +196,7 @@ class Controller(NamedTuple):
 
 @fast_replace
 class Ghost(NamedTuple):
-    """History kept for the properties only (seed 004 §2.4: the True HWM)."""
+    """History kept for the properties only (protocol description §2.4: the True HWM)."""
 
     committed: tuple[int, ...] = ()  # values below the True HWM, the highest HWM any leader had
     pos_acked: frozenset[int] = EMPTY
@@ -210,7 +211,7 @@ class Ghost(NamedTuple):
 
     def receive(self, broker_id: int, entries: Log) -> Ghost:
         """Record that a broker appended these entries (the replication the MinISR rule counts;
-        a later loss of unflushed data does not undo it, seed 004 §2.6)."""
+        a later loss of unflushed data does not undo it, protocol description §2.6)."""
         if not entries:
             return self
         received = list(self.received)

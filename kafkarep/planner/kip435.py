@@ -1,12 +1,13 @@
-"""KIP-435: incremental (batched) partition reassignment, as pure functions (seed 002).
+"""KIP-435: incremental (batched) partition reassignment, as pure functions.
 
 `next_step` computes one partition's next reassignment step from the final target replicas
 (FTR), the current replicas (CR), the ISR, MinISR and `reassignment.parallel.replica.count` (R):
 the replicas to drop (DR), the new replicas (NR) and the step's target replicas (TR). `plan`
 iterates it, assuming each step completes (its target replicas all in sync, which is when a KRaft
-reassignment completes, R1.1.3). `collect_batch` picks the steps that run together across
-partitions (`reassignment.parallel.partition.count` P, `reassignment.parallel.leader.movements`
-L); `plan_cluster` iterates it.
+reassignment completes, `PartitionReassignmentReplicas.maybeCompleteReassignment`).
+`collect_batch` picks the steps that run together across partitions
+(`reassignment.parallel.partition.count` P, `reassignment.parallel.leader.movements` L);
+`plan_cluster` iterates it.
 
 The KIP's text is ambiguous in places. Each reading kafkarep takes has a name, used in the code,
 the tests and docs/reassignment-and-zookeeper.md:
@@ -94,7 +95,8 @@ class ReassignmentStep(NamedTuple):
 
 def min_isr_floor(final_target: Sequence[int], min_isr: int) -> int:
     """The replicas a step must keep able to be in sync: MinISR, or fewer when the final target
-    itself has fewer replicas (as Kafka's effective MinISR, R0.5)."""
+    itself has fewer replicas (as Kafka's effective MinISR,
+    `ReplicationControlManager.getTopicEffectiveMinIsr`)."""
     return min(min_isr, len(final_target))
 
 

@@ -1,4 +1,4 @@
-"""Leader Completeness and Leader Candidate Completeness (seed 004 §2.4, §2.4.1)."""
+"""Leader Completeness and Leader Candidate Completeness (protocol description §2.4, §2.4.1)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ LEADER_COMPLETENESS = always(
     """The leader chosen by the controller, while its broker runs, holds the complete committed
     log (every offset below the True HWM, with the committed values) and every positively
     acknowledged write. A leader that lacks them has lost data that consumers may have read.""",
-    "seed 004 §2.4; kafka-tlaplus LeaderCompletenessProperty",
+    "protocol description §2.4; kafka-tlaplus LeaderCompletenessProperty",
     committed_log=leader_holds_committed_log,
     acked_writes=leader_holds_acked_writes,
 )
@@ -103,7 +103,7 @@ LEADER_CANDIDATE_COMPLETENESS = always(
     """Every running member of the controller's ISR, and of the ELR when it is on, holds the
     complete committed log, so whichever the controller elects keeps Leader Completeness.
     Offline members are exempt until they run again.""",
-    "seed 004 §2.4.1; KIP-966; kafka-tlaplus LeaderCandidateCompletenessProperty",
+    "protocol description §2.4.1; KIP-966; kafka-tlaplus LeaderCandidateCompletenessProperty",
     isr=isr_members_complete,
     elr=elr_members_complete,
 )

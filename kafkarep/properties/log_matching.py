@@ -1,4 +1,4 @@
-"""Log Matching (seed 004 §2.4)."""
+"""Log Matching (protocol description §2.4)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,6 @@ LOG_MATCHING = always(
     "log_matching",
     """Any two replicas hold the same records at every offset below both their HWMs: the stable
     prefix of the log is the same everywhere.""",
-    "seed 004 §2.4; kafka-tlaplus LogMatchingProperty",
+    "protocol description §2.4; kafka-tlaplus LogMatchingProperty",
     stable_prefix=stable_prefixes_agree,
 )

@@ -1,5 +1,5 @@
 """Invariants of the controller's partition metadata and of the brokers' copies of it
-(seed 004 §2.3, §2.8-§2.9; KIP-966; kafka-tlaplus ValidControllerIsrAndElr,
+(protocol description §2.3, §2.8-§2.9; KIP-966; kafka-tlaplus ValidControllerIsrAndElr,
 MetadataLogMatchingProperty)."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ METADATA = always(
     """The controller's metadata is sound: ISR and ELR are replicas and disjoint, the leader is in
     the ISR (or there is none), the ELR is empty once the ISR reaches MinISR, epochs never go
     back; and every broker's copy is a state of the controller's log.""",
-    "seed 004 §2.3, §2.8-§2.9; KIP-966",
+    "protocol description §2.3, §2.8-§2.9; KIP-966",
     isr_within_replicas=isr_within_replicas,
     elr_within_replicas=elr_within_replicas,
     isr_elr_disjoint=isr_elr_disjoint,

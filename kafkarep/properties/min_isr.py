@@ -1,4 +1,4 @@
-"""The MinISR commit rule (seed 004 §2.6; KIP-966)."""
+"""The MinISR commit rule (protocol description §2.6; KIP-966)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ MIN_ISR_COMMIT = always(
     replicas (a replica that later loses unflushed data still counts: storage is asynchronous);
     with ELR on, the HWM advances only while the leader's ISR is at least MinISR, the condition
     under which the Maximal ISR covers every replica the controller may elect.""",
-    "seed 004 §2.6-§2.7; KIP-966",
+    "protocol description §2.6-§2.7; KIP-966",
     acks=acks_on_min_isr,
     hwm=hwm_at_min_isr,
 )

@@ -55,7 +55,7 @@ SOMETIMES = (
     sometimes(
         "record_committed",
         "Some write becomes committed (the True HWM moves past 0).",
-        "seed 004 §2.7",
+        "protocol description §2.7",
         _committed,
     ),
     sometimes(
@@ -67,25 +67,25 @@ SOMETIMES = (
     sometimes(
         "reassignment_completed",
         "An ongoing reassignment completes (not by a cancel).",
-        "seed 000 §4",
+        "protocol description §4",
         _reassigned,
     ),
     sometimes(
         "unclean_shutdown_hits_leader",
         "An unclean shutdown hits the broker the controller has as leader.",
-        "seed 004 §5 (Last Replica Standing)",
+        "protocol description §5 (Last Replica Standing)",
         _crash_leader,
     ),
     sometimes(
         "leader_changed",
         "Leadership moves to another broker.",
-        "seed 004 §2.8",
+        "protocol description §2.8",
         _leader_changed,
     ),
     sometimes(
         "isr_below_min_isr",
         "The controller's ISR drops below MinISR.",
-        "seed 004 §2.6",
+        "protocol description §2.6",
         _below_min_isr,
     ),
 )

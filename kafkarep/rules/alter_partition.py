@@ -1,9 +1,10 @@
-"""AlterPartition: the leader asks the controller to change the ISR (seed 004 §2.9.2).
+"""AlterPartition: the leader asks the controller to change the ISR (protocol description §2.9.2).
 
-Kafka's `ReplicationControlManager.alterPartition` and `validateAlterPartitionData`
-(kafka-rules.md §2): the guards run in Kafka's order, so the first refusal carries Kafka's error
-code. An accepted request goes through the change builder, which may also complete a reassignment
-(R2.4) and, when that removes the requester, commit a new leader *and* answer NEW_LEADER_ELECTED.
+Kafka's `ReplicationControlManager.alterPartition` and `validateAlterPartitionData`: the guards
+run in Kafka's order, so the first refusal carries Kafka's error code. An accepted request goes
+through the change builder, which may also complete a reassignment
+(`PartitionChangeBuilder.completeReassignmentIfNeeded`) and, when that removes the requester,
+commit a new leader *and* answer NEW_LEADER_ELECTED.
 Written once for every domain (`kafkarep.rules.domain`).
 """
 
@@ -80,7 +81,8 @@ Request = Any  # an AlterPartitionRequest, or the prover's request with the same
 
 @guard("alter_partition", Error.STALE_BROKER_EPOCH)
 def requester_epoch_current(m: Metadata, r: Request) -> Term:
-    """R2.1: the requester's broker epoch is its registered one (checked before anything else)."""
+    """The requester's broker epoch is its registered one (checked before anything else,
+    `ClusterControlManager.checkBrokerEpoch`)."""
     if r.broker_epoch is None:
         return True
     registration = m.brokers.get(r.broker)
@@ -89,71 +91,75 @@ def requester_epoch_current(m: Metadata, r: Request) -> Term:
 
 @guard("alter_partition", Error.NOT_CONTROLLER)
 def leader_epoch_not_ahead(m: Metadata, r: Request) -> Term:
-    """R2.3.1: a leader epoch above ours means this controller may be stale."""
+    """`validateAlterPartitionData`: a leader epoch above ours means this controller may be
+    stale."""
     return r.leader_epoch <= m.partition.leader_epoch
 
 
 @guard("alter_partition", Error.NOT_CONTROLLER)
 def partition_epoch_not_ahead(m: Metadata, r: Request) -> Term:
-    """R2.3.2: likewise for the partition epoch."""
+    """`validateAlterPartitionData`: likewise for the partition epoch."""
     return r.partition_epoch <= m.partition.partition_epoch
 
 
 @guard("alter_partition", Error.FENCED_LEADER_EPOCH)
 def leader_epoch_current(m: Metadata, r: Request) -> Term:
-    """R2.3.3: the request was sent in the current leader epoch."""
+    """`validateAlterPartitionData`: the request was sent in the current leader epoch."""
     return r.leader_epoch >= m.partition.leader_epoch
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
 def requester_is_leader(m: Metadata, r: Request) -> Term:
-    """R2.3.4: only the current leader may alter the ISR."""
+    """`validateAlterPartitionData`: only the current leader may alter the ISR."""
     return eq(r.broker, m.partition.leader)
 
 
 @guard("alter_partition", Error.INVALID_UPDATE_VERSION)
 def partition_epoch_current(m: Metadata, r: Request) -> Term:
-    """R2.3.5, seed 004 §2.9: the request is based on the current partition epoch, so a stale
-    proposal cannot undo a change the controller made meanwhile."""
+    """`validateAlterPartitionData`, protocol description §2.9: the request is based on the
+    current partition epoch, so a stale proposal cannot undo a change the controller made
+    meanwhile."""
     return r.partition_epoch >= m.partition.partition_epoch
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
 def isr_within_replicas(m: Metadata, r: Request) -> Term:
-    """R2.3.6 (`Replicas.validateIsr`): members are replicas, without duplicates or negatives."""
+    """`Replicas.validateIsr`: members are replicas, without duplicates or negatives."""
     d = domain_of(m)
     return and_(r.distinct, d.subset(r.isr, d.members(m.partition.replicas)))
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
 def isr_includes_leader(m: Metadata, r: Request) -> Term:
-    """R2.3.7: the new ISR keeps the current leader."""
+    """`validateAlterPartitionData`: the new ISR keeps the current leader."""
     return domain_of(m).has(r.isr, m.partition.leader)
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
 def recovering_isr_single(m: Metadata, r: Request) -> Term:
-    """R2.3.8: a recovering leader (after an unclean election) stays the only ISR member."""
+    """`validateAlterPartitionData`: a recovering leader (after an unclean election) stays the
+    only ISR member."""
     return or_(not_(r.recovering), r.size <= 1)
 
 
 @guard("alter_partition", Error.INVALID_REQUEST)
 def no_return_to_recovering(m: Metadata, r: Request) -> Term:
-    """R2.3.9: RECOVERED never goes back to RECOVERING."""
+    """`validateAlterPartitionData`: RECOVERED never goes back to RECOVERING."""
     return not_(and_(not_(m.partition.recovering), r.recovering))
 
 
 @guard("alter_partition", Error.INELIGIBLE_REPLICA)
 def isr_members_eligible(m: Metadata, r: Request) -> Term:
-    """R2.3.10, KIP-841: every proposed member is registered, unfenced, not shutting down."""
+    """`ineligibleReplicasForIsr`, KIP-841: every proposed member is registered, unfenced, not
+    shutting down."""
     return and_(*(implies(proposed, m.brokers.is_active(b)) for proposed, b, _ in r.proposals()))
 
 
 @guard("alter_partition", Error.INELIGIBLE_REPLICA)
 def isr_member_epochs_current(m: Metadata, r: Request) -> Term:
-    """R2.3.10, KIP-903 (version 3 and up): each member's broker epoch, as the leader saw it in
-    its fetches, is the registered one, so a replica that restarted (and may have lost its log)
-    cannot be added on the strength of fetches from its previous life."""
+    """`ineligibleReplicasForIsr`, KIP-903 (version 3 and up): each member's broker epoch, as
+    the leader saw it in its fetches, is the registered one, so a replica that restarted (and
+    may have lost its log) cannot be added on the strength of fetches from its previous life."""
     if r.version < 3:
         return True
     return and_(
@@ -181,7 +187,7 @@ GUARDS = (
 
 
 def alter_partition(m: Metadata, r: Request) -> Outcome:
-    """Validate in Kafka's order, then build; R2.4-R2.6."""
+    """Validate in Kafka's order, then build (`ReplicationControlManager.alterPartition`)."""
     d = domain_of(m)
 
     def code(error: Error) -> Term:
@@ -201,7 +207,8 @@ def alter_partition(m: Metadata, r: Request) -> Outcome:
         ),
         m.brokers.is_active,
     )
-    # R2.6: the request completed a reassignment that moved leadership off the requester
+    # the request completed a reassignment that moved leadership off the requester
+    # (`ReplicationControlManager.alterPartition`)
     moved = and_(record.has("leader"), ne(record.get("leader"), r.broker))
     answer = ite(moved, code(Error.NEW_LEADER_ELECTED), code(Error.NONE))
     return committed(
@@ -210,7 +217,8 @@ def alter_partition(m: Metadata, r: Request) -> Outcome:
 
 
 def _by_version(error: Error, version: int) -> Error:
-    """Versions 0 and 1 of the request predate two error codes (R2.3.10, R2.6)."""
+    """Versions 0 and 1 of the request predate two error codes (`validateAlterPartitionData`,
+    `alterPartition` before Kafka 4.0)."""
     if version < 2 and error == Error.INELIGIBLE_REPLICA:
         return Error.OPERATION_NOT_ATTEMPTED
     if version < 2 and error == Error.NEW_LEADER_ELECTED:

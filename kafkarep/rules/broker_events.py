@@ -2,7 +2,7 @@
 
 Kafka's `ReplicationControlManager.handleBrokerFenced`, `handleBrokerUnfenced`,
 `handleBrokerInControlledShutdown`, `handleBrokerUncleanShutdown` and
-`ClusterControlManager.registerBroker` (kafka-rules.md §5; seed 004 §1.2.2, §2.8, §2.9.1). Each
+`ClusterControlManager.registerBroker` (protocol description §1.2.2, §2.8, §2.9.1). Each
 touches exactly the partitions Kafka touches and runs the change builder once for them with the
 same helper (Kafka's `generateLeaderAndIsrUpdates`). Written once for every domain
 (`kafkarep.rules.domain`).
@@ -51,7 +51,8 @@ def broker_registered(m: Metadata, broker: int) -> Term:
 
 
 def fence_broker(m: Metadata, event: FenceBroker) -> Outcome:
-    """R5.1: the broker leaves every ISR it is in; a partition it led gets a new leader."""
+    """The broker leaves every ISR it is in; a partition it led gets a new leader
+    (`ReplicationControlManager.handleBrokerFenced`)."""
     refused = _refused(m, event.broker)
     if refused is not None:
         return refused
@@ -61,7 +62,8 @@ def fence_broker(m: Metadata, event: FenceBroker) -> Outcome:
 
 
 def controlled_shutdown(m: Metadata, event: ControlledShutdown) -> Outcome:
-    """R5.2: marked shutting down (so ineligible and unacceptable), then the fencing treatment."""
+    """Marked shutting down (so ineligible and unacceptable), then the fencing treatment
+    (`ReplicationControlManager.handleBrokerInControlledShutdown`)."""
     refused = _refused(m, event.broker)
     if refused is not None:
         return refused
@@ -71,8 +73,8 @@ def controlled_shutdown(m: Metadata, event: ControlledShutdown) -> Outcome:
 
 
 def unfence_broker(m: Metadata, event: UnfenceBroker) -> Outcome:
-    """R5.3: only a leaderless partition is revisited; a led one waits for its leader's
-    AlterPartition to take the broker back."""
+    """Only a leaderless partition is revisited; a led one waits for its leader's AlterPartition
+    to take the broker back (`ReplicationControlManager.handleBrokerUnfenced`)."""
     refused = _refused(m, event.broker)
     if refused is not None:
         return refused
@@ -81,7 +83,7 @@ def unfence_broker(m: Metadata, event: UnfenceBroker) -> Outcome:
 
 
 def register_broker(m: Metadata, event: RegisterBroker) -> Outcome:
-    """R5.4-R5.5 (`ClusterControlManager.registerBroker`): a new, fenced registration with a new
+    """`ClusterControlManager.registerBroker`: a new, fenced registration with a new
     broker epoch. A new incarnation first cleans up after the previous one: after an unclean
     shutdown the broker leaves ISR and ELR (`handleBrokerUncleanShutdown`); otherwise, since
     4.0.0 (KAFKA-18106), it leaves every ISR as a fenced broker does (`handleBrokerShutdown`)."""

@@ -1,9 +1,9 @@
-"""Leader elections on request: preferred and unclean (kafka-rules.md §4).
+"""Leader elections on request: preferred and unclean.
 
 Kafka's `ReplicationControlManager.electLeader`, which also serves automatic leader balancing
 (PREFERRED on imbalanced partitions) and the periodic unclean election of leaderless partitions
-(seed 004 §2.8 covers the elections the controller makes on its own; those are broker events).
-Written once for every domain (`kafkarep.rules.domain`).
+(protocol description §2.8 covers the elections the controller makes on its own; those are
+broker events). Written once for every domain (`kafkarep.rules.domain`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def election_type_supported(m: Metadata, r: ElectLeadersRequest) -> Term:
 
 @guard("elections", Error.ELECTION_NOT_NEEDED)
 def election_needed(m: Metadata, r: ElectLeadersRequest) -> Term:
-    """R4.1: nothing to do when the preferred replica already leads, or, for an unclean
-    election, when there is any leader."""
+    """Nothing to do when the preferred replica already leads, or, for an unclean election,
+    when there is any leader (`ReplicationControlManager.electLeader`)."""
     p = m.partition
     if r.election == Election.PREFERRED:
         preferred = domain_of(m).first(p.replicas)
@@ -43,13 +43,13 @@ def election_needed(m: Metadata, r: ElectLeadersRequest) -> Term:
 
 @guard("elections", Error.PREFERRED_LEADER_NOT_AVAILABLE)
 def preferred_leader_available(record: Record) -> Term:
-    """R4.2: a preferred election that changes nothing found no valid leader."""
+    """`electLeader`: a preferred election that changes nothing found no valid leader."""
     return not_(record.noop())
 
 
 @guard("elections", Error.ELIGIBLE_LEADERS_NOT_AVAILABLE)
 def eligible_leader_available(record: Record) -> Term:
-    """R4.2: an unclean election that changes nothing found no live replica."""
+    """`electLeader`: an unclean election that changes nothing found no live replica."""
     return not_(record.noop())
 
 
@@ -57,7 +57,8 @@ GUARDS = (election_type_supported, election_needed)
 
 
 def elect_leaders(m: Metadata, request: ElectLeadersRequest) -> Outcome:
-    """R4.2: any record counts as success; no record means no leader could be chosen."""
+    """Any record counts as success; no record means no leader could be chosen
+    (`ReplicationControlManager.electLeader`)."""
     d, disabled = domain_of(m), m.options.disabled_guards
     refused = refusal(GUARDS, disabled, d.code, m, request)
     if refused.refused is True:

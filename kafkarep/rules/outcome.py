@@ -30,7 +30,8 @@ class Decision(NamedTuple):
 
 class Changed(NamedTuple):
     """A record was committed. `error` is set when Kafka commits *and* answers with an error
-    (NEW_LEADER_ELECTED, R2.6). `brokers` is the new registry when the rule changed it."""
+    (NEW_LEADER_ELECTED, `ReplicationControlManager.alterPartition`). `brokers` is the new
+    registry when the rule changed it."""
 
     registration: PartitionRegistration
     record: PartitionChangeRecord

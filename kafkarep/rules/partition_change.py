@@ -3,8 +3,8 @@
 Follows Kafka's `PartitionChangeBuilder.build` step by step, each step a function: complete a
 reassignment, recompute the ELR, elect a leader, bump the leader epoch when a replica leaves,
 write the ELR, ISR and last-known-leader fields, then the assignment and the leader recovery
-state. `reassignment_completion = "seed-000"` selects a reading of completion that is not
-Kafka's (seed 000 §4.2).
+state. `reassignment_completion = "protocol-description"` selects a reading of completion that
+is not Kafka's (protocol description §4.2).
 
 Every other controller rule (AlterPartition, reassignment, elections, broker events) ends here.
 Written once for every domain (`kafkarep.rules.domain`): conditions are terms, so a step that
@@ -68,12 +68,14 @@ def unclean_shutdown_leaves_elr(m: Metadata, replica: int, unclean_shutdown: Ter
 
 
 def effective_min_isr(m: Metadata) -> Term:
-    """min(min.insync.replicas, replica count), counting adding and removing (R0.5)."""
+    """min(min.insync.replicas, replica count), counting adding and removing
+    (`ReplicationControlManager.getTopicEffectiveMinIsr`)."""
     return imin(m.topic.min_isr, domain_of(m).count(m.partition.replicas))
 
 
 def build_record(m: Metadata, change: ChangeTargets, acceptable: AcceptableLeader) -> Record:
-    """The change record Kafka's builder emits, under construction (empty: no change, R0.3)."""
+    """The change record Kafka's builder emits, under construction (empty: no change,
+    `PartitionChangeBuilder.changeRecordIsNoOp`)."""
     d, p, options = domain_of(m), m.partition, m.options
     t = Targets(
         isr=p.isr if change.isr is None else change.isr,
@@ -83,13 +85,13 @@ def build_record(m: Metadata, change: ChangeTargets, acceptable: AcceptableLeade
         elr=p.elr if change.elr is None else change.elr,
         last_known_elr=p.last_known_elr if change.last_known_elr is None else change.last_known_elr,
     )
-    seed = options.reassignment_completion == "seed-000"
+    seed = options.reassignment_completion == "protocol-description"
     removing_before = t.removing
     t, completed = _complete_reassignment(m, t)
     unclean_shutdown = change.unclean_shutdown_replicas
     t = _populate_elr(m, t, d.empty if unclean_shutdown is None else unclean_shutdown)
     if seed:
-        # Seed 000 §4.2 step 3: the removed replicas leave the ELR too.
+        # Protocol description §4.2 step 3: the removed replicas leave the ELR too.
         t = t._replace(
             elr=d.pick(completed, d.minus(t.elr, removing_before), t.elr),
             last_known_elr=d.pick(
@@ -98,18 +100,21 @@ def build_record(m: Metadata, change: ChangeTargets, acceptable: AcceptableLeade
         )
     record = Record(d, p)
     t = _try_election(m, t, record, change.election, acceptable)
-    # R1.4.2b: a replica leaves the set: the leader epoch moves
+    # a replica leaves the set: the leader epoch moves
+    # (`PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded`)
     leaves = not_(d.subset(d.members(p.replicas), d.members(t.replicas)))
     record.set("leader", and_(not_(record.has("leader")), leaves), p.leader)
-    if seed:  # seed 000 §4.2: every completion bumps it
+    if seed:  # protocol description §4.2: every completion bumps it
         record.set("leader", and_(completed, not_(record.has("leader"))), p.leader)
     _record_elr(m, t, record)
-    # R1.5.1: the ISR is written when it changed (an empty one only with ELR on)
+    # the ISR is written when it changed (an empty one only with ELR on;
+    # `PartitionChangeBuilder.build`)
     written = or_(not_(d.is_empty(t.isr)), options.elr_enabled)
     isr_changed = and_(written, not_(d.same(t.isr, p.isr)))
     record.set("isr", and_(not_(record.has("isr")), isr_changed), t.isr)
     if options.leader_epoch_bump_on_isr_shrink:
-        # R1.4.2c, before metadata version 3.6-IV0 (KAFKA-15021): a shrink bumps the epoch
+        # before metadata version 3.6-IV0 (KAFKA-15021): a shrink bumps the epoch
+        # (`PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded`)
         shrinks = and_(record.has("isr"), not_(d.subset(p.isr, record.get("isr"))))
         record.set("leader", and_(not_(record.has("leader")), shrinks), p.leader)
     _record_last_known_leader(m, record)
@@ -133,7 +138,8 @@ def build(
 
 
 def partition_change(m: Metadata, change: ChangeTargets) -> Outcome:
-    """Run the builder with Kafka's acceptable-leader test (R0.4) and commit what it emits."""
+    """Run the builder with Kafka's acceptable-leader test (`ReplicationControlManager`'s
+    `LeaderAcceptor`) and commit what it emits."""
     return committed(m, build_record(m, change, m.brokers.is_active))
 
 
@@ -148,7 +154,8 @@ def committed(m: Metadata, record: Record, **decision: Any) -> Any:
 
 
 def _complete_reassignment(m: Metadata, t: Targets) -> tuple[Targets, Term]:
-    """R1.1: finish the reassignment when the final ISR covers the final replicas."""
+    """Finish the reassignment when the final ISR covers the final replicas
+    (`PartitionChangeBuilder.completeReassignmentIfNeeded`)."""
     d = domain_of(m)
     ongoing = or_(not_(d.is_empty(t.adding)), not_(d.is_empty(t.removing)))
     if ongoing is False:
@@ -158,9 +165,9 @@ def _complete_reassignment(m: Metadata, t: Targets) -> tuple[Targets, Term]:
     count = d.count(final_replicas)
     blocked = and_(not_(d.is_empty(t.removing)), or_(d.is_empty(final_isr), eq(count, 0)))
     every_target = d.subset(d.members(final_replicas), final_isr)
-    if m.options.reassignment_completion == "seed-000":
-        # Seed 000 §4.2: final ISR >= MinISR and every *adding* replica in it (§4.1.2: a removal
-        # also needs a final replica set of at least MinISR).
+    if m.options.reassignment_completion == "protocol-description":
+        # Protocol description §4.2: final ISR >= MinISR and every *adding* replica in it
+        # (§4.1.2: a removal also needs a final replica set of at least MinISR).
         min_isr = effective_min_isr(m)
         too_few = or_(d.size(final_isr) < min_isr, count < min_isr)
         ready = and_(not_(too_few), d.subset(t.adding, final_isr))
@@ -187,7 +194,8 @@ def _complete_reassignment(m: Metadata, t: Targets) -> tuple[Targets, Term]:
 
 
 def _populate_elr(m: Metadata, t: Targets, unclean_shutdown: Term) -> Targets:
-    """R1.3.1-R1.3.2: below MinISR, replicas leaving the ISR join the ELR."""
+    """Below MinISR, replicas leaving the ISR join the ELR
+    (`PartitionChangeBuilder.maybePopulateTargetElr`)."""
     if not m.options.elr_enabled:
         return t
     d = domain_of(m)
@@ -207,8 +215,9 @@ def _populate_elr(m: Metadata, t: Targets, unclean_shutdown: Term) -> Targets:
 def _try_election(
     m: Metadata, t: Targets, record: Record, election: Election, acceptable: AcceptableLeader
 ) -> Targets:
-    """R1.2.5: record the elected leader; an ELR leader becomes the ISR, an unclean one too and
-    its recovery state RECOVERING (where the metadata version has it)."""
+    """Record the elected leader; an ELR leader becomes the ISR, an unclean one too and its
+    recovery state RECOVERING (where the metadata version has it;
+    `PartitionChangeBuilder.tryElection`)."""
     d, p = domain_of(m), m.partition
     leader, unclean = elect_leader(m, t, election, acceptable)
     changed = ne(leader, p.leader)
@@ -227,12 +236,13 @@ def _try_election(
 def elect_leader(
     m: Metadata, t: Targets, election: Election, acceptable: AcceptableLeader
 ) -> tuple[Term, Term]:
-    """R1.2.2-R1.2.4: (the new leader or NO_LEADER, whether the election was unclean): the
-    first choice, in Kafka's order, whose condition holds."""
+    """The new leader or NO_LEADER, and whether the election was unclean: the first choice, in
+    Kafka's order, whose condition holds (`PartitionChangeBuilder.electLeader`)."""
     d, p, options = domain_of(m), m.partition, m.options
 
     def valid(replica: int) -> Term:
-        # R1.2.1: in the ISR, or in the ELR when the ISR is empty; and acceptable.
+        # in the ISR, or in the ELR when the ISR is empty; and acceptable
+        # (`PartitionChangeBuilder.isValidNewLeader`)
         in_elr = and_(d.is_empty(t.isr), d.has(t.elr, replica))
         return and_(or_(d.has(t.isr, replica), in_elr), acceptable(replica))
 
@@ -249,7 +259,8 @@ def elect_leader(
     for replica in candidates:
         choices.append((d.for_id(replica, valid), replica, False))
     if options.elr_enabled and options.use_last_known_leader:
-        # R1.2.4: the last known leader, when it is the only one known
+        # the last known leader, when it is the only one known
+        # (`PartitionChangeBuilder.canElectLastKnownLeader`)
         last_known = d.only_member(p.last_known_elr)
         alone = and_(d.is_empty(t.isr), d.is_empty(t.elr), eq(d.size(p.last_known_elr), 1))
         if options.last_known_leader_acceptable:
@@ -273,7 +284,8 @@ def elect_leader(
 
 
 def _record_elr(m: Metadata, t: Targets, record: Record) -> None:
-    """R1.3.3-R1.3.4, R1.3.6: the ELR field, and the last-known ELR in its KIP-966 meaning."""
+    """The ELR field, and the last-known ELR in its KIP-966 meaning
+    (`PartitionChangeBuilder.maybeUpdateRecordElr`)."""
     d, p, options = domain_of(m), m.partition, m.options
     if options.elr_enabled:
         elr = d.pick(record.has("isr"), d.empty, t.elr)
@@ -282,12 +294,13 @@ def _record_elr(m: Metadata, t: Targets, record: Record) -> None:
         elr = last_known = d.empty
     record.set("elr", not_(d.same(elr, p.elr)), elr)
     if options.use_last_known_leader:
-        return  # the field then holds the last known leader, written later (R1.3.5)
+        # the field then holds the last known leader, written later (`maybeUpdateLastKnownLeader`)
+        return
     record.set("last_known_elr", not_(d.same(last_known, p.last_known_elr)), last_known)
 
 
 def _record_last_known_leader(m: Metadata, record: Record) -> None:
-    """R1.3.5: remember the last leader, forget it once there is a leader again
+    """Remember the last leader, forget it once there is a leader again
     (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`)."""
     options = m.options
     if not (options.use_last_known_leader and options.elr_enabled):

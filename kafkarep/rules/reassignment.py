@@ -1,10 +1,11 @@
-"""Partition reassignment: start, change in flight, cancel (seed 000 §4; kafka-rules.md §3).
+"""Partition reassignment: start, change in flight, cancel (protocol description §4).
 
 Kafka's `ReplicationControlManager.alterPartitionReassignment` with `PartitionReassignmentReplicas`
 (start or change) and `PartitionReassignmentRevert` (cancel). Completion happens in the change
 builder (`partition_change._complete_reassignment`), on whichever request satisfies it: the start
-itself, or a later AlterPartition (R1.1.5). With `reassignment_completion = "seed-000"` a cancel
-whose reverted ISR is below MinISR aborts unless unclean election is on (seed 000 §4.5).
+itself, or a later AlterPartition (`PartitionChangeBuilder.completeReassignmentIfNeeded`). With
+`reassignment_completion = "protocol-description"` a cancel whose reverted ISR is below MinISR
+aborts unless unclean election is on (protocol description §4.5).
 Written once for every domain (`kafkarep.rules.domain`); a target is a tuple of broker ids in
 every domain.
 """
@@ -37,7 +38,8 @@ class AlterReassignmentRequest(NamedTuple):
 
 
 class ReassignmentSplit(NamedTuple):
-    """R3.1.2: what a target means against the current (possibly already grown) replica list."""
+    """What a target means against the current (possibly already grown) replica list
+    (`PartitionReassignmentReplicas`)."""
 
     replicas: Any
     adding: Term
@@ -54,7 +56,7 @@ def split(m: Metadata, target: tuple[int, ...]) -> ReassignmentSplit:
 
 
 class Revert(NamedTuple):
-    """R3.2.2: the replicas and ISR a cancel goes back to."""
+    """The replicas and ISR a cancel goes back to (`PartitionReassignmentRevert`)."""
 
     replicas: Any
     isr: Term
@@ -72,19 +74,21 @@ def revert(m: Metadata) -> Revert:
 
 @guard("reassignment", Error.INVALID_REPLICA_ASSIGNMENT)
 def target_not_empty(m: Metadata, r: AlterReassignmentRequest) -> Term:
-    """R3.1.1: a target needs at least one replica."""
+    """`ReplicationControlManager.validateManualPartitionAssignment`: a target needs at least one
+    replica."""
     return r.target is None or len(r.target) > 0
 
 
 @guard("reassignment", Error.INVALID_REPLICA_ASSIGNMENT)
 def target_without_duplicates(m: Metadata, r: AlterReassignmentRequest) -> Term:
-    """R3.1.1: no broker twice in the target."""
+    """`validateManualPartitionAssignment`: no broker twice in the target."""
     return r.target is None or len(set(r.target)) == len(r.target)
 
 
 @guard("reassignment", Error.INVALID_REPLICA_ASSIGNMENT)
 def target_brokers_registered(m: Metadata, r: AlterReassignmentRequest) -> Term:
-    """R3.1.1: every target broker is registered (fenced or shutting down is allowed)."""
+    """`validateManualPartitionAssignment`: every target broker is registered (fenced or shutting
+    down is allowed)."""
     if r.target is None:
         return True
     return and_(*(m.brokers.get(b).registered for b in r.target))
@@ -106,22 +110,24 @@ def replication_factor_unchanged(m: Metadata, r: AlterReassignmentRequest) -> Te
 
 @guard("reassignment", Error.NO_REASSIGNMENT_IN_PROGRESS)
 def reassignment_in_progress(m: Metadata, r: AlterReassignmentRequest) -> Term:
-    """R3.2.1: a cancel needs an ongoing reassignment."""
+    """`ReplicationControlManager.cancelPartitionReassignment`: a cancel needs an ongoing
+    reassignment."""
     d, p = domain_of(m), m.partition
     return or_(not_(d.is_empty(p.adding)), not_(d.is_empty(p.removing)))
 
 
 @guard("reassignment", Error.INVALID_REPLICA_ASSIGNMENT)
 def revert_is_clean(m: Metadata, r: AlterReassignmentRequest) -> Term:
-    """R3.2.2: a revert that must invent an ISR is an unclean election: only if the topic allows."""
+    """`cancelPartitionReassignment`: a revert that must invent an ISR
+    (`PartitionReassignmentRevert.unclean`) is an unclean election: only if the topic allows."""
     return or_(not_(revert(m).unclean), m.topic.unclean_leader_election)
 
 
 @guard("reassignment", Error.INVALID_REPLICA_ASSIGNMENT)
 def revert_keeps_min_isr(m: Metadata, r: AlterReassignmentRequest) -> Term:
-    """Seed 000 §4.5 (seed-000 variant only): a revert below MinISR aborts unless unclean
-    election is enabled. Kafka has no such check."""
-    if m.options.reassignment_completion != "seed-000":
+    """Protocol description §4.5 (protocol-description variant only): a revert below MinISR
+    aborts unless unclean election is enabled. Kafka has no such check."""
+    if m.options.reassignment_completion != "protocol-description":
         return True
     enough = domain_of(m).size(revert(m).isr) >= effective_min_isr(m)
     return or_(enough, m.topic.unclean_leader_election)
@@ -144,15 +150,16 @@ def alter_reassignment(m: Metadata, request: AlterReassignmentRequest) -> Outcom
 
 
 def start_reassignment(m: Metadata, request: AlterReassignmentRequest) -> Outcome:
-    """R3.1: grow to target + removing; the builder completes at once if the ISR allows it."""
+    """Grow to target + removing; the builder completes at once if the ISR allows it
+    (`ReplicationControlManager.changePartitionReassignment`)."""
     d, p = domain_of(m), m.partition
     refused = refusal(START_GUARDS, m.options.disabled_guards, d.code, m, request)
     if refused.refused is True:
         return _rejected(m, refused.error, refused.guard)
     assert request.target is not None
     new = split(m, request.target)
-    # R3.1.3: an empty new adding (or removing) set leaves the old one of an ongoing
-    # reassignment in place.
+    # An empty new adding (or removing) set leaves the old one of an ongoing reassignment in
+    # place (`ReplicationControlManager.changePartitionReassignment`).
     targets = ChangeTargets(
         replicas=new.replicas,
         removing=d.pick(d.is_empty(new.removing), p.removing, new.removing),
@@ -164,7 +171,8 @@ def start_reassignment(m: Metadata, request: AlterReassignmentRequest) -> Outcom
 
 
 def cancel_reassignment(m: Metadata, request: AlterReassignmentRequest) -> Outcome:
-    """R3.2: revert to the original replicas, without the adding ones."""
+    """Revert to the original replicas, without the adding ones
+    (`ReplicationControlManager.cancelPartitionReassignment`)."""
     d = domain_of(m)
     refused = refusal(CANCEL_GUARDS, m.options.disabled_guards, d.code, m, request)
     if refused.refused is True:

@@ -269,8 +269,8 @@ class Terms:
         return ite(clean, choice, leader), ite(clean, False, unclean)
 
     def apply(self, p: PartitionRegistration, record: Record) -> PartitionRegistration:
-        """The registration after a record (R0.2): set fields replace; the partition epoch
-        always moves, the leader epoch when the record carries a leader."""
+        """The registration after a record (`PartitionRegistration.merge`): set fields replace;
+        the partition epoch always moves, the leader epoch when the record carries a leader."""
 
         def field(name: str) -> Term:
             old = getattr(p, name)

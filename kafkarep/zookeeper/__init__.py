@@ -1,4 +1,5 @@
-"""The ZooKeeper-era Kafka controller (seed 001, "Kafka Controller Internals"), as pure functions.
+"""The ZooKeeper-era Kafka controller described in Kafka Controller Internals (Apache wiki), as
+pure functions.
 
 - `partition_states`: NonExistentPartition, NewPartition, OnlinePartition, OfflinePartition and
   their valid transitions;

@@ -1,5 +1,6 @@
 """The ZooKeeper-era controller's reaction to broker events and election requests, built from
-the partition and replica state machines and the leader selectors of seed 001.
+the partition and replica state machines and the leader selectors of Kafka Controller Internals
+(Apache wiki).
 
 Each function has the signature of the KRaft rule it stands in for (`kafkarep.rules`), over the
 same metadata values, so the cluster model runs this controller when a model says
@@ -144,7 +145,8 @@ def register_broker(metadata: ClusterMetadata, event: RegisterBroker) -> Outcome
 
 def elect_leaders(metadata: ClusterMetadata, request: ElectLeadersRequest) -> Outcome:
     """A preferred election (preferred selector) or an unclean one (offline selector with
-    unclean election on), with the answers of KRaft's ElectLeaders (R4.1-R4.2)."""
+    unclean election on), with the answers of KRaft's ElectLeaders
+    (`ReplicationControlManager.electLeader`)."""
     p = metadata.partition
     live = live_brokers(metadata.brokers)
     z = zk_partition(p)

@@ -1,5 +1,6 @@
-"""KIP-236: interruptible reassignment, as pure functions (seed 003), next to the KRaft cancel
-rule (`reassignment.cancel_reassignment`, kafka-rules.md §3.2).
+"""KIP-236: interruptible reassignment, as pure functions, next to the KRaft cancel rule
+(`reassignment.cancel_reassignment`; Kafka's
+`ReplicationControlManager.cancelPartitionReassignment`).
 
 `rollback` cancels a pending reassignment and goes back to the original replicas (OAR), the
 KIP's seven steps. `drop_set` is the set of replicas a reassignment changed in flight drops at
@@ -8,9 +9,10 @@ once (the KIP's change to onPartitionReassignment).
 Readings where the KIP is ambiguous (named in the tests and in
 docs/reassignment-and-zookeeper.md):
 - READING_ROLLBACK_LEADER: "elect a new leader from OAR" uses the reassigned-partition selector of
-  the same controller (seed 001, 1.b) over OAR: the first original replica that is live and in
-  the ISR. With none, the cancel is refused (the KIP says nothing; KRaft refuses the like case
-  unless unclean election is on, R3.2.2).
+  the same controller (Kafka Controller Internals, Apache wiki, 1.b) over OAR: the first
+  original replica that is live and in the ISR. With none, the cancel is refused (the KIP says
+  nothing; KRaft refuses the like case unless unclean election is on,
+  `ReplicationControlManager.cancelPartitionReassignment`).
 - READING_TOP_INCLUSIVE: `existing[0:top-1]` is the first `top` entries (an inclusive range). The
   exclusive slice would keep only [1] in the KIP's own example and drop 2, a replica of the new
   target.

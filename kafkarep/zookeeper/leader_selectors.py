@@ -1,14 +1,14 @@
-"""The four leader selectors of the ZooKeeper-era controller (seed 001, "OnlinePartition,
-OfflinePartition -> OnlinePartition", 1.a-1.d).
+"""The four leader selectors of the ZooKeeper-era controller, as Kafka Controller Internals
+(Apache wiki) lists them under "OnlinePartition,OfflinePartition -> OnlinePartition" (1.a-1.d).
 
 Each returns the new leader, the new ISR and the replicas that receive the LeaderAndIsr request,
 or `NoLeader`. "A replica" is read as the first one in the order of the list it is chosen from
 (the assigned replicas, or the reassigned ones), as Kafka's selectors do. `live` holds the
 brokers that are up and not shutting down (Kafka's live brokers).
 
-Readings where the seed says less than a selector needs:
+Readings where the wiki page says less than a selector needs:
 - preferred: the first assigned replica must also be live (a dead broker cannot lead);
-- reassigned: "a live reassigned replica" must also be in the ISR. The seed keeps the current
+- reassigned: "a live reassigned replica" must also be in the ISR. The page keeps the current
   ISR, so a leader outside it would lead an ISR it is not in (an unclean election nobody asked
   for); Kafka's selector checks the ISR too.
 """

@@ -1,13 +1,14 @@
-"""The partition state machine of the ZooKeeper-era controller (seed 001, PartitionStateChange).
+"""The partition state machine of the ZooKeeper-era controller (PartitionStateChange in Kafka
+Controller Internals, Apache wiki).
 
 States: NonExistentPartition (never created, or deleted), NewPartition (replicas assigned, no
 leader or ISR yet), OnlinePartition (a leader was elected), OfflinePartition (the elected leader
 died). Each valid transition is a function from the partition to the new partition and the
 requests it sends; an invalid one returns `InvalidTransition`.
 
-Readings where the seed says less than the code needs:
+Readings where the wiki page says less than the code needs:
 - NewPartition -> OnlinePartition takes "the first replica in the ISR" as leader; the ISR of a
-  new partition is its live assigned replicas, in assignment order (the seed does not say where
+  new partition is its live assigned replicas, in assignment order (the page does not say where
   it comes from; Kafka's controller takes the live assigned replicas).
 - Every leader-and-ISR write to ZooKeeper bumps the ZooKeeper version, and an election bumps the
   leader epoch (the first leader gets epoch 0).
@@ -32,7 +33,7 @@ class PartitionState(StrEnum):
     OFFLINE = "OfflinePartition"
 
 
-# The states each state is reached from (the seed's "Partition状态之间的转换").
+# The states each state is reached from (the wiki page's "Valid state transitions").
 VALID_PREVIOUS: dict[PartitionState, tuple[PartitionState, ...]] = {
     PartitionState.NEW: (PartitionState.NON_EXISTENT,),
     PartitionState.ONLINE: (PartitionState.NEW, PartitionState.ONLINE, PartitionState.OFFLINE),

@@ -1,4 +1,5 @@
-"""The replica state machine of the ZooKeeper-era controller (seed 001, ReplicaStateChange).
+"""The replica state machine of the ZooKeeper-era controller (ReplicaStateChange in Kafka
+Controller Internals, Apache wiki).
 
 States: NewReplica (created by topic creation or a reassignment; it can only be made a
 follower), OnlineReplica (started and assigned; it can be made leader or follower),
@@ -6,13 +7,14 @@ OfflineReplica (its broker is down), NonExistentReplica (deleted). A transition 
 replica's new state, the partition as it then is, and the requests sent; an invalid one returns
 `InvalidTransition`.
 
-Readings where the seed says less than the code needs:
+Readings where the wiki page says less than the code needs:
 - NonExistentReplica -> NewReplica for a partition that has no leader yet sends no LeaderAndIsr
   (there is no "current leader and isr" to send).
 - -> OfflineReplica removes the replica from the ISR only if it is in it, and never the last
   member: the ISR then still names the replica that may lead cleanly (Kafka's controller does
-  this; the KRaft controller too, R1.5.2). If the replica led, the partition has no leader.
-  The ISR write bumps the leader epoch, as every controller leader-and-ISR write of that era.
+  this; the KRaft controller too, `PartitionChangeBuilder.build`). If the replica led, the
+  partition has no leader. The ISR write bumps the leader epoch, as every controller
+  leader-and-ISR write of that era.
 """
 
 from __future__ import annotations

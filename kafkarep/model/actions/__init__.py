@@ -3,8 +3,8 @@
 An action family yields its enabled actions for a state, in a fixed order, and applies one.
 The explorer takes every family in `FAMILIES` order, so a path is replayable from the action
 indices alone; Hypothesis draws from one family at a time; the properties read the states.
-Fault families spend from a budget of the model file; healing ones never do (seed 004's
-perturbations versus the protocol's own steps).
+Fault families spend from a budget of the model file; healing ones never do (as in kafka-tlaplus's
+KIP-966 specification, which limits its perturbations and never its healing actions).
 """
 
 from __future__ import annotations

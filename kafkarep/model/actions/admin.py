@@ -1,6 +1,7 @@
-"""Administrative requests to the controller: reassignment and elections (seed 000 §4;
-kafka-rules.md §3-§4). Each is a fault drawing on its budget, and only a request the controller
-would turn into a change record is an action (a rejected or empty one changes nothing).
+"""Administrative requests to the controller: reassignment and elections (protocol description
+§4; Kafka's `ReplicationControlManager.alterPartitionReassignments` and `electLeaders`). Each is
+a fault drawing on its budget, and only a request the controller would turn into a change record
+is an action (a rejected or empty one changes nothing).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Leader-initiated ISR changes through AlterPartition (seed 004 §2.9.2).
+"""Leader-initiated ISR changes through AlterPartition (protocol description §2.9.2).
 
 The leader proposes (expand with one caught-up follower while it handles that follower's fetch,
 see data.py; shrink by a budgeted subset of out-of-sync followers; or finish recovery), eagerly

@@ -1,5 +1,5 @@
-"""The data plane: acks=all produce, follower fetch and the fetch response (seed 004 §2.2,
-§2.5-§2.7; log divergence as in the protocol's §3).
+"""The data plane: acks=all produce, follower fetch and the fetch response (protocol
+description §2.2, §2.5-§2.7; log divergence as in its §3).
 
 A fetch is one step for the request and the leader's handling of it (which may propose the
 follower for the ISR, as Kafka's `Partition.updateFollowerFetchState` does), and another for the
@@ -112,8 +112,8 @@ def _converged(leader: Replica, follower: Replica, broker: Broker, broker_id: in
 
 def fetch(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     """The follower asks from its LEO; the leader answers with what follows, or where the logs
-    diverge, and records the follower's position (seed 004 §2.2.2). A `fetch_partial` answer
-    carries only the first `action.arg` of the records that follow."""
+    diverge, and records the follower's position (protocol description §2.2.2). A
+    `fetch_partial` answer carries only the first `action.arg` of the records that follow."""
     follower = state.broker(action.actor)
     replica = follower.replica
     assert replica is not None and replica.view is not None

@@ -1,5 +1,7 @@
-"""Broker lifecycle: fencing, controlled shutdown, unclean shutdown, restart (seed 004 §1.2.2;
-the protocol's §5 and §8; kafka-rules.md §5).
+"""Broker lifecycle: fencing, controlled shutdown, unclean shutdown, restart (protocol
+description §1.2.2, §5 and §8; Kafka's `ReplicationControlManager.handleBrokerFenced`,
+`handleBrokerUnfenced`, `handleBrokerInControlledShutdown`, `handleBrokerShutdown` and
+`ClusterControlManager.registerBroker`).
 
 Faults spend a budget: `fence` (a running broker loses its controller session), a controlled
 (`clean`) shutdown, and an unclean shutdown with or without local data loss. Healing does not:
@@ -81,7 +83,8 @@ def controlled_shutdown_actions(cfg: ModelConfig, state: ClusterState) -> Iterat
 
 
 def controlled_shutdown(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """The broker asks to shut down; the controller moves its leaderships away (R5.2)."""
+    """The broker asks to shut down; the controller moves its leaderships away
+    (`ReplicationControlManager.handleBrokerInControlledShutdown`)."""
     state = state._replace(budget=state.budget.spend("clean_shutdowns"))
     outcome = controller.controlled_shutdown(
         controller.metadata(state, cfg), ControlledShutdown(action.actor)
@@ -122,7 +125,7 @@ def _crash_actions(name: str, budget: str) -> object:
 
 def crash(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     """An unclean shutdown (power loss, OS crash); with `crash_lossy` the unflushed log is lost,
-    here all of it, the worst case (the protocol's §5)."""
+    here all of it, the worst case (protocol description §5)."""
     lossy = action.name == "crash_lossy"
     state = state._replace(
         budget=state.budget.spend("lossy_unclean_shutdowns" if lossy else "unclean_shutdowns")
@@ -167,8 +170,9 @@ def restart_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
 
 def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     """The broker starts and registers under a new incarnation: a new, fenced registration with a
-    new broker epoch (R5.5); after an unclean shutdown the controller removes it from the ISR
-    and ELR (R5.4). It then acts on its metadata again before anything else."""
+    new broker epoch (`ClusterControlManager.registerBroker`); after an unclean shutdown the
+    controller removes it from the ISR and ELR (`ReplicationControlManager.handleBrokerShutdown`).
+    It then acts on its metadata again before anything else."""
     broker = state.broker(action.actor)
     previous = broker.epoch if broker.status == Status.OFFLINE_CLEAN else -1
     request = RegisterBroker(action.actor, broker.incarnation + 1, previous_epoch=previous)

@@ -1,4 +1,5 @@
-"""Metadata propagation and the replica role transitions it drives (seed 004 §2.3.2, §2.10).
+"""Metadata propagation and the replica role transitions it drives (protocol description §2.3.2,
+§2.10).
 
 A broker applies any number of the controller's records at once and acts only on the resulting
 materialised snapshot, so it may never see intermediate states. The replica then becomes or

@@ -1,14 +1,16 @@
-"""The controller drives a KIP-435 reassignment plan (seed 002) through the KRaft rules.
+"""The controller drives a KIP-435 reassignment plan through the KRaft rules.
 
 A model with a `[plan]` target runs it. While the partition does not hold the target, the
 controller computes the next step with `kip435.next_step` from its own metadata (replicas, ISR,
-MinISR, `parallel_replicas`) and starts it as a KRaft reassignment (`alter_reassignment`, R3.1).
-The step's catch-up and completion are the protocol's own actions: the new replicas fetch, the
-leader's AlterPartition takes them into the ISR, and the change builder completes the
-reassignment (R1.1); only then is the next step computed. A step that must wait (READING_MIN_ISR_
-FLOOR) is no action. Once a step has made the new preferred leader the first replica, the
-controller elects it with a KRaft preferred election (R4) before the next step (KIP-435: "in the
-first step we'll elect the new preferred leader"). Neither spends a budget: they are the
+MinISR, `parallel_replicas`) and starts it as a KRaft reassignment (`alter_reassignment`,
+Kafka's `ReplicationControlManager.changePartitionReassignment`). The step's catch-up and
+completion are the protocol's own actions: the new replicas fetch, the leader's AlterPartition
+takes them into the ISR, and the change builder completes the reassignment
+(`PartitionChangeBuilder.completeReassignmentIfNeeded`); only then is the next step computed. A
+step that must wait (READING_MIN_ISR_FLOOR) is no action. Once a step has made the new preferred
+leader the first replica, the controller elects it with a KRaft preferred election
+(`ReplicationControlManager.electLeaders`) before the next step (KIP-435: "in the first step
+we'll elect the new preferred leader"). Neither spends a budget: they are the
 controller's own work, not faults. One partition, so `parallel_partitions` and
 `leader_movements` (the batch collector's limits) have nothing to choose between here.
 """

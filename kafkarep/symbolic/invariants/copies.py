@@ -112,7 +112,7 @@ def successive(enc: Encoding, a: RegistrationCopy, b: RegistrationCopy) -> Term:
     following = eq(partition_epoch_b, partition_epoch_a + 1)
     elected = and_(following, ne(leader_epoch_b, leader_epoch_a))
     return and_(
-        # a change moves the leader epoch by one at most (R1.2.6)
+        # a change moves the leader epoch by one at most (`PartitionRegistration.merge`)
         implies(following, leader_epoch_b <= leader_epoch_a + 1),
         implies(
             elected,

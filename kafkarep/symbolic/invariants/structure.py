@@ -50,11 +50,13 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
     if enc.cfg.options.elr_enabled:
         parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
         parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.last_known_elr)))
-        # the last known leader is cleared once the partition has a leader (R1.3.5)
+        # the last known leader is cleared once the partition has a leader
+        # (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`)
         parts.append(implies(ne(p.leader, -1), s.empty(p.last_known_elr)))
         if views_only_advance(enc):
             # the last ISR member to go moves to the ELR, which only an unclean shutdown (none
-            # here) or an election empties (R1.3.2, R1.3.7): no ISR and ELR only from the start
+            # here) or an election empties (`PartitionChangeBuilder.maybePopulateTargetElr`,
+            # `tryElection`): no ISR and ELR only from the start
             parts.append(implies(s.empty(s.union(p.isr, p.elr)), eq(p.partition_epoch, 1)))
     return and_(*parts)
 
