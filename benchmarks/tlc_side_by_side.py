@@ -2,8 +2,8 @@
 
     python benchmarks/tlc_side_by_side.py [--tlc-seconds S] [--workers N] [--no-shipped] [--verdict]
 
-Needs TLC built by ../shared/tlc/build.sh (see ../shared/tlc/README.md; TLC_WORK, default
-/tmp/tlc-work). Both tools use 2 workers. State counts are not comparable one to one (the two
+Needs TLC (tla2tools.jar, built from github.com/tlaplus/tlaplus) and Vanlightly/kafka-tlaplus's
+specs under TLC_WORK (default /tmp/tlc-work). Both tools use 2 workers. State counts are not comparable one to one (the two
 models have different variables and abstractions); time to the same verdict on the same bounds
 is. Pairs:
 
