@@ -3,9 +3,9 @@
     python benchmarks/tlc_side_by_side.py [--tlc-seconds S] [--workers N] [--no-shipped] [--verdict]
 
 Needs TLC (tla2tools.jar, built from github.com/tlaplus/tlaplus) and Vanlightly/kafka-tlaplus's
-specs under TLC_WORK (default /tmp/tlc-work). Both tools use 2 workers. State counts are not comparable one to one (the two
-models have different variables and abstractions); time to the same verdict on the same bounds
-is. Pairs:
+specs under TLC_WORK (default /tmp/tlc-work). Both tools use 2 workers. State counts are not
+comparable one to one (the two models have different variables and abstractions); time to the
+same verdict on the same bounds is. Pairs:
 
 - the 3.5 protocol with one lossy unclean shutdown: time to the Last Replica Standing violation
   (TLC: Vanlightly's v3.5 cfg with AvoidLastReplicaStanding FALSE; kafkarep:
