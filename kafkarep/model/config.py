@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kafkarep.common.files import read_text
 from kafkarep.kafka.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig, options_for_version
 from kafkarep.kafka.releases import NEWEST, line
 from kafkarep.model.logs import TRUNCATIONS
@@ -136,12 +137,9 @@ ENGINE_SECTIONS = ("hypothesis", "prove", "plan", "suite")
 
 def load_model(path: str | Path) -> ModelConfig:
     path = Path(path)
+    text = read_text(path, "model", ModelError)
     try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such model file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise ModelError(f"{path}: cannot read ({error.__class__.__name__})") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ModelError(f"{path}: malformed TOML: {error}") from None
     try:

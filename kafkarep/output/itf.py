@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from kafkarep.common.files import read_json
 from kafkarep.model.actions import Action
 from kafkarep.model.replay import Trace
 
@@ -107,16 +108,7 @@ def write_trace(path: Path, trace: Trace, meta: dict[str, Any]) -> None:
 
 
 def read_trace(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TraceFileError(f"{path}: no such trace file") from None
-    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as error:
-        raise TraceFileError(f"{path}: cannot read ({error.__class__.__name__})") from None
-    except json.JSONDecodeError as error:
-        raise TraceFileError(
-            f"{path}: malformed JSON at line {error.lineno}: {error.msg}"
-        ) from None
+    document = read_json(path, "trace", TraceFileError)
     if not isinstance(document, dict) or not isinstance(document.get("states"), list):
         raise TraceFileError(f'{path}: not an ITF trace (no "states" list)')
     meta = document.get("#meta", {}).get("kafkarep")

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from rich.console import Console
 
+from kafkarep.common.files import read_json
 from kafkarep.engines.expectations import matches
 from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig, ModelError
@@ -292,14 +293,7 @@ def write_document(path: Path, document: dict[str, Any]) -> None:
 
 def read_baseline(path: Path) -> dict[str, dict[str, Any]]:
     """A previous summary JSON (`kafkarep suite` or `kafkarep check`): its models by file."""
-    try:
-        document = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such baseline file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise ModelError(f"{path}: cannot read ({error.__class__.__name__})") from None
-    except json.JSONDecodeError as error:
-        raise ModelError(f"{path}: malformed JSON at line {error.lineno}: {error.msg}") from None
+    document = read_json(path, "baseline", ModelError)
     models = document.get("models") if isinstance(document, dict) else None
     if not isinstance(models, list):
         raise ModelError(f'{path}: not a kafkarep summary (no "models" list)')
