@@ -32,7 +32,8 @@ result = Explorer(cfg, properties.select(cfg.check.properties), workers=int(sys.
 wall = time.monotonic() - began
 own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-saved = sum(f.stat().st_size for f in workdir.glob("level-*/*")) if workdir else 0
+newest = max(workdir.glob("level-*")) if workdir else None  # the level before is kept too
+saved = sum(f.stat().st_size for f in newest.iterdir()) if newest else 0
 print(json.dumps({"distinct": result.distinct_states, "generated": result.generated_states,
                   "cpu": cpu, "wall": wall, "saved_bytes": saved}))
 """

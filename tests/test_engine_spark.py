@@ -1,7 +1,8 @@
 """The Spark engine gives the local explorer's answers: the same distinct and generated counts,
 depth, verdicts and the same shortest counterexamples (the same paths), on embedded Spark and on
 a local cluster of separate executor processes; an injected task failure is retried without
-changing them, and a run killed between levels resumes from its work dir to the same counts.
+changing them, and a run killed at any phase of a level resumes from its work dir to the same
+counts.
 
 The default run shares one embedded Spark (local[2]) across this module; the local cluster, the
 killed run and the bigger models are `slow` (and `spark`)."""
@@ -10,10 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 
 from kafkarep.cli.main import main
+from kafkarep.common import failpoints
 from kafkarep.common.exit_codes import UsageError
 from kafkarep.engines import spark, spark_context, spark_tasks
 from kafkarep.engines.expectations import problems
@@ -153,13 +155,14 @@ def test_resume_continues_a_stopped_run_to_the_same_counts(embedded: Any, tmp_pa
     assert first.stop_reason == "depth limit 3"
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["depth"] == 3 and manifest["distinct"] == first.distinct_states
-    assert [p.name for p in tmp_path.glob("level-*")] == ["level-00003"]
+    assert sorted(p.name for p in tmp_path.glob("level-*")) == ["level-00002", "level-00003"]
+    assert sorted(manifest["files"]) == [f"part-{p:05d}.pkl" for p in range(2)]
     resumed = run_spark(cfg, workdir=tmp_path, resume=True)
     assert outcome(resumed) == outcome(run_explorer(cfg))
 
     with pytest.raises(UsageError, match="another model sha256"):
         run_spark(load_model(SMALL), workdir=tmp_path, resume=True)
-    with pytest.raises(UsageError, match="not found"):
+    with pytest.raises(UsageError, match="no such work dir"):
         run_spark(cfg, workdir=tmp_path / "nothing", resume=True)
 
 
@@ -225,39 +228,43 @@ def test_local_cluster_with_a_failed_task(tmp_path: Path) -> None:
     assert faults == ["expand-2-attempt0", "expand-2-attempt1"]
 
 
-@pytest.mark.slow
-def test_killed_run_resumes_to_the_same_counts(embedded: Any, tmp_path: Path) -> None:
-    work, scratch = tmp_path / "work", tmp_path / "scratch"  # what the killed run leaves behind
-    scratch.mkdir()
-    process = cli(
-        *("--engine", "spark", "--workdir", str(work), "--reports", str(tmp_path), str(DEEP)),
-        env={
-            "TMPDIR": str(scratch),
-            "SPARK_LOCAL_DIRS": str(scratch),
-            "SPARK_SUBMIT_OPTS": f"-Djava.io.tmpdir={scratch}",
-        },
-    )
-    manifest = work / "manifest.json"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and process.poll() is None:
-        if manifest.is_file() and json.loads(manifest.read_text())["depth"] >= 8:
-            break
-        time.sleep(0.2)
-    assert process.poll() is None, "the run ended before it could be killed"
-    os.killpg(process.pid, signal.SIGKILL)  # the driver, its JVM and the Python workers
-    process.communicate()
-    killed_at = json.loads(manifest.read_text())["depth"]
-    assert killed_at >= 8
+PHASES = ("expanded", "linked", "saved", "staged", "named", "manifest")
 
-    summary = tmp_path / "resumed.json"
-    args = ["check", "--quiet", "--engine", "spark", "--workdir", str(work), "--resume"]
-    assert main([*args, "--reports", str(tmp_path), "--json", str(summary), str(DEEP)]) == 0
-    report = json.loads(summary.read_text())["models"][0]
+
+def kill_points(count: int, levels: int, seed: int) -> list[tuple[str, int]]:
+    """`count` distinct (failpoint, level), every phase among the first ones."""
+    rng = random.Random(seed)
+    everything = [(p, level) for p in PHASES for level in range(1, levels + 1)]
+    rng.shuffle(everything)
+    first = [next(point for point in everything if point[0] == p) for p in PHASES]
+    return (first + [point for point in everything if point not in first])[:count]
+
+
+@pytest.mark.slow
+def test_killed_at_20_random_failpoints_resumes_to_the_same_counts(
+    embedded: Any, tmp_path: Path
+) -> None:
+    """SIGKILL to the driver, its JVM and the Python workers (kafkarep/common/failpoints.py) at
+    20 points across levels and phases, a decide task's partition file among them; each run
+    resumes, on the embedded Spark, to the uninterrupted counts."""
     expected = run_explorer(load_model(DEEP))
-    assert expected.complete and report["complete"]
-    assert report["distinct_states"] == expected.distinct_states
-    assert report["generated_states"] == expected.generated_states
-    assert report["depth"] == expected.depth
+    assert expected.complete
+    for phase, level in kill_points(20, levels=expected.depth - 1, seed=3):
+        work, scratch = tmp_path / f"{phase}-{level}", tmp_path / f"scratch-{phase}-{level}"
+        scratch.mkdir()  # what the killed run leaves behind
+        process = cli(
+            *("--engine", "spark", "--workdir", str(work), "--reports", str(tmp_path), str(DEEP)),
+            env={
+                "TMPDIR": str(scratch),
+                "SPARK_LOCAL_DIRS": str(scratch),
+                "SPARK_SUBMIT_OPTS": f"-Djava.io.tmpdir={scratch}",
+                failpoints.ENV: f"{phase}:{level}",
+            },
+        )
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == -signal.SIGKILL, (phase, level, err[-2000:])
+        resumed = run_spark(load_model(DEEP), workdir=work, resume=True)
+        assert outcome(resumed) == outcome(expected), (phase, level)
 
 
 def every_other_model() -> list[Path]:

@@ -1,11 +1,14 @@
-"""The explorer's work dir: a run killed with SIGKILL in the middle resumes with `--resume` to
-the counts, depth, verdicts and traces of an uninterrupted run, with any number of workers;
-a work dir that is not the run's is refused in one line (exit 2)."""
+"""The explorer's work dir: a run killed with SIGKILL in the middle (at a random moment, or at a
+failpoint of any phase of a level's save) resumes with `--resume` to the counts, depth, verdicts
+and traces of an uninterrupted run, with any number of workers; a damaged or half-written level
+falls back to the level before; a work dir that is not the run's, or has no whole level, is
+refused in one line (exit 2)."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -17,6 +20,7 @@ import numpy as np
 import pytest
 
 from kafkarep.cli.main import main
+from kafkarep.common import failpoints
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep.properties import select
@@ -96,15 +100,17 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(
     assert expected["traces"] or expected["complete"]  # a violation's trace, or a verdict
 
 
-def test_the_saved_level_is_the_last_completed_one(tmp_path: Path) -> None:
+def test_the_saved_levels_are_the_last_two_completed_ones(tmp_path: Path) -> None:
     cfg = load_model(REASSIGNMENT)
     work = tmp_path / "work"
     stopped = Explorer(cfg, select(cfg.check.properties), Limits(max_depth=5), workdir=work).run()
     assert stopped.stop_reason == "depth limit 5"
     manifest = json.loads((work / "manifest.json").read_text())
     assert (manifest["depth"], manifest["distinct"]) == (5, stopped.distinct_states)
-    assert [p.name for p in work.glob("level-*")] == ["level-00005"]
+    assert manifest == json.loads((work / "level-00005" / "level.json").read_text())
+    assert sorted(p.name for p in work.glob("level-*")) == ["level-00004", "level-00005"]
     assert not list(work.glob(".level-*"))  # nothing half-written left behind
+    assert sorted(manifest["files"]) == ["part-00000.pkl", "seen.npy"]
     saved = sum(count for _, count, _ in manifest["parts"])
     links = work / "links"
     assert sorted(p.name for p in links.glob("parents-*")) == [
@@ -131,16 +137,123 @@ def test_a_work_dir_that_is_not_the_runs_is_refused(
 
     assert "another model sha256" in refused(tmp_path, capsys, *resume, str(MUTATION))
     nothing = ("--workdir", str(tmp_path / "nothing"), "--resume")
-    assert "manifest.json not found" in refused(tmp_path, capsys, *nothing, str(REASSIGNMENT))
+    assert "no such work dir" in refused(tmp_path, capsys, *nothing, str(REASSIGNMENT))
+    (tmp_path / "empty").mkdir()
+    empty = ("--workdir", str(tmp_path / "empty"), "--resume")
+    assert "holds no saved level" in refused(tmp_path, capsys, *empty, str(REASSIGNMENT))
     assert "needs --workdir" in refused(tmp_path, capsys, "--resume", str(REASSIGNMENT))
 
-    part = next((work / "level-00003").glob("part-*.pkl"))
-    part.write_bytes(part.read_bytes()[:-10])  # truncated: the manifest records its size
-    message = refused(tmp_path, capsys, *resume, str(REASSIGNMENT))
-    assert str(part) in message and "not the size the manifest records" in message
-
-    manifest = work / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"engine": "explorer"', '"engine": "spark"'))
+    level = work / "level-00003" / "level.json"
+    level.write_text(level.read_text().replace('"engine": "explorer"', '"engine": "spark"'))
     assert "run of the spark engine" in refused(tmp_path, capsys, *resume, str(REASSIGNMENT))
-    manifest.write_text("{not json")
-    assert f"cannot read {manifest}" in refused(tmp_path, capsys, *resume, str(REASSIGNMENT))
+
+    for depth in (2, 3):  # both saved levels damaged: nothing whole to resume from
+        part = next((work / f"level-{depth:05d}").glob("part-*.pkl"))
+        part.write_bytes(part.read_bytes()[:-10])
+    level.write_text("{not json")
+    message = refused(tmp_path, capsys, *resume, str(REASSIGNMENT))
+    assert f"no level in {work} can be resumed from ({level} is unreadable)" in message
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return check(REASSIGNMENT, tmp_path_factory.mktemp("straight"))
+
+
+def stopped_at_depth_5(tmp_path: Path) -> Path:
+    cfg = load_model(REASSIGNMENT)
+    work = tmp_path / "work"
+    Explorer(cfg, select(cfg.check.properties), Limits(max_depth=5), workdir=work).run()
+    return work
+
+
+def test_a_damaged_level_falls_back_to_the_one_before(
+    uninterrupted: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = uninterrupted
+    work = stopped_at_depth_5(tmp_path)
+    part = work / "level-00005" / "part-00000.pkl"
+    part.write_bytes(part.read_bytes()[:-1] + b"x")  # same size, other bytes
+    capsys.readouterr()
+    assert check(REASSIGNMENT, tmp_path / "resumed", "--workdir", str(work), "--resume") == (
+        expected
+    )
+    note = capsys.readouterr().err
+    assert f"level 5 is damaged: {part} is not the file it saved; resuming from level 4" in note
+
+
+def test_a_missing_manifest_resumes_from_the_newest_whole_level(
+    uninterrupted: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = uninterrupted
+    work = stopped_at_depth_5(tmp_path)
+    (work / "manifest.json").unlink()
+    (work / "level-00005" / "level.json").unlink()  # killed before it named level 5
+    capsys.readouterr()
+    assert check(REASSIGNMENT, tmp_path / "resumed", "--workdir", str(work), "--resume") == (
+        expected
+    )
+    level = work / "level-00005" / "level.json"
+    note = capsys.readouterr().err
+    assert f"level 5 is incomplete: {level} is missing; resuming from level 4" in note
+
+
+# --- killed at failpoints (kafkarep/common/failpoints.py) ----------------------------------------
+
+PHASES = ("expanded", "linked", "saved", "staged", "named", "manifest")
+LEVELS = 24  # REASSIGNMENT's levels that are expanded into a next one
+
+
+def kill_points(count: int, seed: int) -> list[tuple[str, int, int]]:
+    """`count` distinct (failpoint, level, workers), every phase among the first ones."""
+    rng = random.Random(seed)
+    everything = [(p, level) for p in PHASES for level in range(1, LEVELS + 1)]
+    rng.shuffle(everything)
+    first = [next(point for point in everything if point[0] == p) for p in PHASES]
+    rest = [point for point in everything if point not in first]
+    return [(p, level, 1 + i % 2) for i, (p, level) in enumerate((first + rest)[:count])]
+
+
+def killed_at(model: Path, work: Path, point: str, workers: int) -> None:
+    """`kafkarep check --workdir` in its own process group, armed to die at `point`."""
+    process = subprocess.run(
+        [sys.executable, "-m", "kafkarep", "check", "--quiet", "--workers", str(workers)]
+        + ["--workdir", str(work), "--reports", str(work.parent / "killed"), str(model)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), failpoints.ENV: point},
+        capture_output=True,
+        start_new_session=True,
+        timeout=300,
+    )
+    assert process.returncode == -signal.SIGKILL, process.stderr[-2000:]
+
+
+def resumes_after_kills(
+    points: list[tuple[str, int, int]], expected: dict[str, Any], tmp_path: Path
+) -> None:
+    for phase, level, workers in points:
+        work = tmp_path / f"{phase}-{level}"
+        killed_at(REASSIGNMENT, work, f"{phase}:{level}", workers)
+        resumed = check(
+            REASSIGNMENT,
+            work.parent / f"resumed-{phase}-{level}",
+            "--workdir",
+            str(work),
+            "--resume",
+            "--workers",
+            str(3 - workers),
+        )
+        assert resumed == expected, (phase, level, workers)
+
+
+def test_killed_at_a_failpoint_of_each_phase_resumes(
+    uninterrupted: dict[str, Any], tmp_path: Path
+) -> None:
+    resumes_after_kills(kill_points(len(PHASES), seed=1), uninterrupted, tmp_path)
+
+
+@pytest.mark.slow
+def test_killed_at_24_random_failpoints_resumes(
+    uninterrupted: dict[str, Any], tmp_path: Path
+) -> None:
+    resumes_after_kills(kill_points(24, seed=2), uninterrupted, tmp_path)

@@ -33,6 +33,7 @@ import numpy as np
 
 from kafkarep import properties
 from kafkarep.common.exit_codes import UsageError
+from kafkarep.common.failpoints import reach
 from kafkarep.engines import checkpoint
 from kafkarep.engines.kernel import ACTION_BITS, Totals, clauses, finish, stop_reason
 from kafkarep.engines.links import ParentLinks
@@ -145,6 +146,7 @@ class Explorer:
                 seen, deadline, set(reached), sizes, depth, distinct, generated, start
             )
             generated += sum(p.generated for p in parts)
+            reach("expanded", depth + 1)
             for name, key in _merge_sometimes(parts).items():
                 path = links.path_to(depth, key >> ACTION_BITS) + (key & ACTION_MASK,)
                 reached[name] = Discovery(name, depth + 1, path, None)
@@ -158,6 +160,7 @@ class Explorer:
             distinct += int(fps.size)
             seen.add(fps)
             links.add_level(keys >> ACTION_BITS, keys & ACTION_MASK)
+            reach("linked", depth)
             sizes = pool.keep(chosen)
             self._record(violations, pool.check(set(violations)), depth, links)
             now = time.monotonic()
@@ -212,7 +215,7 @@ class Explorer:
         assert self.workdir is not None
         depth, distinct, generated, seconds = counts
         folder = checkpoint.staging(self.workdir, depth)
-        shares = pool.save(folder)
+        shares = pool.save(folder, depth)
         np.save(folder / SEEN, seen.sorted)
         manifest = {
             **self._identity(),
@@ -227,29 +230,15 @@ class Explorer:
         checkpoint.commit(self.workdir, depth, folder, manifest)
 
     def _load(self, pool: _Pool) -> dict[str, Any]:
-        """The saved run, its part files checked against the manifest before any is read."""
+        """The newest saved level that verifies (`checkpoint.saved_level`): its part files, in
+        the order the workers saved them."""
         assert self.workdir is not None
-        saved = checkpoint.read_manifest(self.workdir, self._identity())
-        try:
-            folder = checkpoint.level_dir(self.workdir, int(saved["depth"]))
-            parts = []
-            for name, _, size in saved["parts"]:
-                file = folder / str(name)
-                if not file.is_file() or file.stat().st_size != int(size):
-                    raise UsageError(
-                        f"--resume: {file} is missing or not the size the manifest records; "
-                        "start a new run without --resume"
-                    )
-                parts.append(str(file))
-            if not (folder / SEEN).is_file():
-                raise UsageError(f"--resume: {folder / SEEN} is missing")
-            for field in ("distinct", "generated", "seconds", "violations", "reached"):
-                saved[field]
-        except (KeyError, TypeError, ValueError) as error:
-            raise UsageError(
-                f"--resume: {self.workdir / checkpoint.MANIFEST}: malformed ({error!r})"
-            ) from None
-        saved["parts"] = parts
+        saved = checkpoint.saved_level(self.workdir, self._identity(), ("parts",))
+        folder = checkpoint.level_dir(self.workdir, int(saved["depth"]))
+        names = [str(part[0]) for part in saved["parts"]]
+        if SEEN not in saved["files"] or any(name not in saved["files"] for name in names):
+            raise UsageError(f"--resume: {folder / checkpoint.LEVEL}: malformed (its parts)")
+        saved["parts"] = [str(folder / name) for name in names]
         return saved
 
 
@@ -393,10 +382,10 @@ class _Pool:
         self._call_all("keep", [(c,) for c in chosen])
         return self._arrange([int(c.size) for c in chosen])
 
-    def save(self, folder: Path) -> list[tuple[str, int, int]]:
+    def save(self, folder: Path, depth: int) -> list[tuple[str, int, int]]:
         """Each worker writes its share of the level: (file name, states, bytes) per worker."""
         names = [f"part-{w:05d}.pkl" for w in range(self.size)]
-        counts = self._call_all("save", [(str(folder / name),) for name in names])
+        counts = self._call_all("save", [(str(folder / name), depth) for name in names])
         return [(n, c, (folder / n).stat().st_size) for n, c in zip(names, counts, strict=True)]
 
     def resume(self, paths: list[str]) -> list[int]:

@@ -4,6 +4,7 @@ walking back from (level, position) to the initial state."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,8 +26,12 @@ class ParentLinks:
 
     def add_level(self, parents: np.ndarray, actions: np.ndarray) -> None:
         self.levels += 1
-        np.save(self.dir / f"parents-{self.levels:05d}.npy", parents.astype(np.int64))
-        np.save(self.dir / f"actions-{self.levels:05d}.npy", actions.astype(np.int32))
+        # whole or absent: a run killed while writing them resumes from the level before
+        arrays = (("parents", parents.astype(np.int64)), ("actions", actions.astype(np.int32)))
+        for name, array in arrays:
+            temporary = self.dir / f".{name}.tmp.npy"
+            np.save(temporary, array)
+            os.replace(temporary, self.dir / f"{name}-{self.levels:05d}.npy")
 
     def path_to(self, level: int, position: int) -> tuple[int, ...]:
         path = []

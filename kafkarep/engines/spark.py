@@ -37,6 +37,7 @@ import numpy as np
 from pyspark import StorageLevel
 
 from kafkarep.common.exit_codes import UsageError
+from kafkarep.common.failpoints import reach
 from kafkarep.engines import checkpoint
 from kafkarep.engines import spark_tasks as tasks
 from kafkarep.engines.kernel import Totals, finish, stop_reason
@@ -196,6 +197,7 @@ class SparkRun:
                     .mapPartitionsWithIndex(partial(tasks.decide, task))
                 )
                 outcome = following.mapPartitionsWithIndex(tasks.summary).collect()
+                reach("expanded", depth + 1)
                 expanded = [e for _, _, part, _ in outcome for e in part]
                 for _, _, part, deciding in outcome:
                     self.cpu["decide"] += deciding
@@ -232,6 +234,7 @@ class SparkRun:
             distinct += int(keys.size)
             level_size = int(keys.size)
             links.add_level(keys >> ACTION_BITS, keys & ACTION_MASK)
+            reach("linked", depth)
             winners = self._cache(sc.broadcast((keys, owner)))
             if self.keep:
                 self._save_manifest(
@@ -297,16 +300,16 @@ class SparkRun:
         checkpoint.commit(self.workdir, counts["depth"], None, {**self._identity(), **counts})
 
     def _load_manifest(self) -> dict[str, Any]:
-        saved = checkpoint.read_manifest(self.workdir, self._identity())
-        if self.requested_partitions and self.requested_partitions != saved.get("partitions"):
+        """The newest saved level that verifies (`checkpoint.saved_level`), with a partition
+        file for each partition it was saved with."""
+        saved = checkpoint.saved_level(self.workdir, self._identity(), ("level_size", "partitions"))
+        if self.requested_partitions and self.requested_partitions != saved["partitions"]:
             raise UsageError(
-                f"--resume: the run in {self.workdir} used {saved.get('partitions')} partitions"
+                f"--resume: the run in {self.workdir} used {saved['partitions']} partitions"
             )
-        self.partitions = int(saved.get("partitions") or 0)
-        folder = tasks.level_dir(str(self.workdir), int(saved.get("depth", -1)))
-        missing = [
-            p for p in range(self.partitions) if not (folder / f"part-{p:05d}.pkl").is_file()
-        ]
+        self.partitions = int(saved["partitions"])
+        folder = tasks.level_dir(str(self.workdir), int(saved["depth"]))
+        missing = [p for p in range(self.partitions) if f"part-{p:05d}.pkl" not in saved["files"]]
         if missing:
             raise UsageError(f"--resume: {folder} lacks the files of partitions {missing}")
         return saved

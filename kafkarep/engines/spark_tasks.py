@@ -25,7 +25,6 @@ Every function is deterministic in its input, so a task Spark retries gives the 
 from __future__ import annotations
 
 import gc
-import os
 import pickle
 import time
 from collections.abc import Callable, Iterable
@@ -36,6 +35,8 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 from pyspark import TaskContext
 
+from kafkarep.common.failpoints import reach
+from kafkarep.engines.checkpoint import write_atomically
 from kafkarep.engines.kernel import ACTION_BITS, Expander, Found, Judge, model_clauses
 from kafkarep.engines.seen import contains_sorted
 from kafkarep.model.config import ModelConfig
@@ -364,9 +365,8 @@ def save(workdir: str, level: int, partition: int, decided: Decided) -> None:
     folder = level_dir(workdir, level)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"part-{partition:05d}.pkl"
-    temporary = folder / f".part-{partition:05d}.{os.getpid()}.tmp"
-    temporary.write_bytes(pickle.dumps(decided, protocol=5))
-    os.replace(temporary, path)
+    write_atomically(path, pickle.dumps(decided, protocol=5))
+    reach("saved", level)
 
 
 def load(workdir: str, level: int, partition: int) -> Decided:

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from kafkarep.common.failpoints import reach
 from kafkarep.engines.frontier import Entry, Frontier, dumps, loads
 from kafkarep.engines.kernel import ACTION_BITS, Expander, Judge, StateCheck, StepCheck
 from kafkarep.engines.seen import contains_sorted
@@ -181,7 +182,7 @@ class Worker:
 
     # --- checkpoints (`checkpoint.py`) -------------------------------------------------------
 
-    def save(self, path: str) -> int:
+    def save(self, path: str, level: int) -> int:
         """Write this worker's share of the level, in order, to a new file; returns its count."""
         count = 0
         with open(path, "wb") as file:
@@ -192,8 +193,10 @@ class Worker:
                     pickle.dump(batch, file, pickle.HIGHEST_PROTOCOL)
                     count += len(batch)
                     batch = []
+                    reach("saving", level)
             pickle.dump(batch, file, pickle.HIGHEST_PROTOCOL)
             count += len(batch)
+        reach("saved", level)
         return count
 
     def load(self, paths: list[str]) -> int:
