@@ -8,14 +8,22 @@ A dump may begin with a snapshot (`Snapshot end offset: N`, a `*.checkpoint` fil
 hold the state up to offset N, and the segments' records below N that follow it are skipped. A
 dump whose first segment starts after offset 0 without one is refused: the state before it is
 unknown.
+
+A record's payload is checked where it is read: the fields the replay reads of each record type
+(`RECORD_FIELDS`) must be there with values of the right kind, or a `LogError` names the line and
+the field (`log.txt:42: payload.data.isr: expected a list of broker ids, got a string`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from kafkarep.common import shape
+from kafkarep.common.shape import At
 
 
 class LogError(Exception):
@@ -45,7 +53,7 @@ def read_dump(path: str | Path) -> list[Batch]:
     """The batches of a dumped metadata log, control batches and NoOpRecords left out."""
     path = Path(path)
     try:
-        text = path.read_text()
+        content = path.read_text()
     except FileNotFoundError:
         raise LogError(f"{path}: no such file") from None
     except UnicodeDecodeError:
@@ -53,9 +61,9 @@ def read_dump(path: str | Path) -> list[Batch]:
             f"{path}: a binary file (a log segment?): dump it first with kafka-dump-log "
             "--cluster-metadata-decoder --files <segments> (docs/validate-log.md)"
         ) from None
-    except (IsADirectoryError, PermissionError) as error:
+    except (OSError, ValueError) as error:
         raise LogError(f"{path}: cannot read ({error.__class__.__name__})") from None
-    return parse_dump(text, str(path))
+    return parse_dump(content, str(path))
 
 
 def parse_dump(text: str, name: str = "<log>") -> list[Batch]:
@@ -133,6 +141,71 @@ def _record(line: str, offset: int, where: str) -> LogRecord | None:
         raise LogError(f"{where}: Kafka could not decode the record at offset {offset}: {payload}")
     try:
         value = json.loads(payload)
-        return LogRecord(offset, str(value["type"]), int(value["version"]), dict(value["data"]))
-    except (ValueError, KeyError, TypeError) as error:
+    except ValueError as error:
         raise LogError(f"{where}: malformed payload ({error.__class__.__name__})") from None
+    inside = shape.at(where, LogError, "payload")
+    shape.obj(value, inside)
+    kind = shape.field(value, "type", inside, shape.text)
+    version = shape.field(value, "version", inside, shape.integer)
+    data = shape.field(value, "data", inside, shape.obj)
+    for key, (check, required) in RECORD_FIELDS.get(kind, {}).items():
+        if required or key in data:
+            shape.field(data, key, inside.key("data"), check)
+    return LogRecord(offset, kind, version, data)
+
+
+_IDS = shape.optional(shape.brokers)
+# What the replay (cluster.py, explain.py) reads of each record type: field -> (check, required).
+RECORD_FIELDS: dict[str, dict[str, tuple[Callable[[Any, At], Any], bool]]] = {
+    "REGISTER_BROKER_RECORD": {
+        "brokerId": (shape.broker, True),
+        "brokerEpoch": (shape.integer, True),
+        "fenced": (shape.flag, False),
+        "inControlledShutdown": (shape.flag, False),
+        "incarnationId": (shape.text, False),
+    },
+    "BROKER_REGISTRATION_CHANGE_RECORD": {
+        "brokerId": (shape.broker, True),
+        "fenced": (shape.between(-1, 1), False),
+        "inControlledShutdown": (shape.between(-1, 1), False),
+    },
+    "FENCE_BROKER_RECORD": {"id": (shape.broker, True)},
+    "UNFENCE_BROKER_RECORD": {"id": (shape.broker, True)},
+    "UNREGISTER_BROKER_RECORD": {"brokerId": (shape.broker, True)},
+    "TOPIC_RECORD": {"topicId": (shape.text, True), "name": (shape.text, True)},
+    "REMOVE_TOPIC_RECORD": {"topicId": (shape.text, True)},
+    "PARTITION_RECORD": {
+        "topicId": (shape.text, True),
+        "partitionId": (shape.integer, True),
+        "replicas": (shape.brokers, True),
+        "isr": (shape.brokers, True),
+        "leader": (shape.integer, True),
+        "leaderEpoch": (shape.integer, True),
+        "partitionEpoch": (shape.integer, True),
+        "eligibleLeaderReplicas": (_IDS, False),
+        "lastKnownElr": (_IDS, False),
+        "addingReplicas": (_IDS, False),
+        "removingReplicas": (_IDS, False),
+        "leaderRecoveryState": (shape.between(0, 1), False),
+    },
+    "PARTITION_CHANGE_RECORD": {
+        "topicId": (shape.text, True),
+        "partitionId": (shape.integer, True),
+        "leader": (shape.integer, False),
+        "isr": (_IDS, False),
+        "replicas": (_IDS, False),
+        "eligibleLeaderReplicas": (_IDS, False),
+        "lastKnownElr": (_IDS, False),
+        "addingReplicas": (_IDS, False),
+        "removingReplicas": (_IDS, False),
+        "leaderRecoveryState": (shape.between(-1, 1), False),
+    },
+    "CLEAR_ELR_RECORD": {"topicName": (shape.optional(shape.text), False)},
+    "CONFIG_RECORD": {
+        "resourceType": (shape.integer, True),
+        "resourceName": (shape.text, True),
+        "name": (shape.text, True),
+        "value": (shape.optional(shape.text), False),
+    },
+    "FEATURE_LEVEL_RECORD": {"name": (shape.text, True), "featureLevel": (shape.integer, True)},
+}
