@@ -24,7 +24,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from kafkarep.common import shape
 from kafkarep.common.exit_codes import UsageError
+from kafkarep.common.shape import At
 from kafkarep.engines.results import Discovery
 from kafkarep.model.config import ModelConfig
 
@@ -121,7 +123,32 @@ def read_manifest(workdir: Path, mine: dict[str, Any]) -> dict[str, Any]:
                 f"--resume: {workdir} holds a run of {saved.get('model')} with another "
                 f"{field.replace('_', ' ')}; start a new run without --resume"
             )
+    _check_counts(saved, shape.at(f"--resume: {path}", UsageError))
     return saved
+
+
+def _check_counts(saved: dict[str, Any], where: At) -> None:
+    """The counts a resumed run reads, each of the kind the engines write (one line if not)."""
+    for name in ("depth", "distinct", "generated"):
+        shape.field(saved, name, where, shape.at_least(0))
+    shape.field(saved, "seconds", where, shape.number)
+    for name in ("violations", "reached"):
+        for clause, found in shape.field(saved, name, where, shape.obj).items():
+            inside = where.key(name).key(clause)
+            if len(shape.array(found, inside)) != 3:
+                inside.fail("expected [depth, path, witness]")
+            shape.at_least(0)(found[0], inside.index(0))
+            shape.each(shape.at_least(0))(found[1], inside.index(1))
+            shape.optional(shape.text)(found[2], inside.index(2))
+    parts = shape.field(saved, "parts", where, shape.array, [])  # the explorer's
+    for index, part in enumerate(parts):
+        inside = where.key("parts").index(index)
+        if len(shape.array(part, inside)) != 3:
+            inside.fail("expected [file name, states, bytes]")
+        shape.text(part[0], inside.index(0))
+        shape.integer(part[2], inside.index(2))
+    for name in ("level_size", "partitions"):  # Spark's
+        shape.field(saved, name, where, shape.optional(shape.at_least(0)), None)
 
 
 def plain(found: dict[str, Discovery]) -> dict[str, list[Any]]:
