@@ -30,3 +30,5 @@ def read_json(path: Path, kind: str, error: type[Exception]) -> Any:
         raise error(f"{path}: malformed JSON at line {problem.lineno}: {problem.msg}") from None
     except ValueError:  # Python reads no integer of more than 4,300 digits
         raise error(f"{path}: malformed JSON: an integer with too many digits") from None
+    except RecursionError:
+        raise error(f"{path}: malformed JSON: nested too deeply") from None

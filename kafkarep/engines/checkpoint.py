@@ -106,7 +106,7 @@ def read_manifest(workdir: Path, mine: dict[str, Any]) -> dict[str, Any]:
         raise UsageError(f"--resume: {path} not found (no level of a run was saved there)")
     try:
         saved = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         raise UsageError(f"--resume: cannot read {path}: {error}") from None
     if not isinstance(saved, dict):
         raise UsageError(f"--resume: {path}: expected a JSON object")
