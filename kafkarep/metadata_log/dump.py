@@ -85,16 +85,17 @@ def parse_dump(text: str, name: str = "<log>") -> list[Batch]:
         if snapshot:
             close()
             seen_batch, records, in_snapshot = False, [], True
-            replayed_to = int(snapshot.group(1))
+            replayed_to = _offset(snapshot.group(1), f"{name}:{number}")
             continue
         dumping = _FILE.match(line)
         if dumping:
             close()
             seen_batch, records, in_snapshot = False, [], False
             segment = _SEGMENT_NAME.search(dumping.group(1))
-            if segment and not batches and int(segment.group(1)) > replayed_to:
+            start = _offset(segment.group(1), f"{name}:{number}") if segment else 0
+            if segment and not batches and start > replayed_to:
                 raise LogError(
-                    f"{name}:{number}: the log starts at offset {int(segment.group(1))} and no "
+                    f"{name}:{number}: the log starts at offset {start} and no "
                     "snapshot precedes it: dump the snapshot (*.checkpoint) that reaches it first"
                 )
             continue
@@ -109,14 +110,15 @@ def parse_dump(text: str, name: str = "<log>") -> list[Batch]:
                 )
             close()
             seen_batch, any_batch, records = True, True, []
-            base, control = int(header.group(1)), header.group(3) == "true"
+            base = _offset(header.group(1), f"{name}:{number}")
+            control = header.group(3) == "true"
             continue
         found = _RECORD.match(line)
         if not found or control:
             continue
         if not seen_batch:
             raise LogError(f"{name}:{number}: a record before any batch header")
-        offset = int(found.group(1))
+        offset = _offset(found.group(1), f"{name}:{number}")
         if not in_snapshot and offset < replayed_to:
             continue
         record = _record(line, offset, f"{name}:{number}")
@@ -130,6 +132,13 @@ def parse_dump(text: str, name: str = "<log>") -> list[Batch]:
     return batches
 
 
+def _offset(digits: str, where: str) -> int:
+    """A log offset (Kafka's are 64-bit)."""
+    if len(digits.lstrip("0")) > 19 or int(digits) >= 2**63:
+        raise LogError(f"{where}: offset {digits[:20]}... is beyond a 64-bit offset")
+    return int(digits)
+
+
 def _record(line: str, offset: int, where: str) -> LogRecord | None:
     at = line.find(" payload: ")
     if at < 0:
@@ -141,7 +150,7 @@ def _record(line: str, offset: int, where: str) -> LogRecord | None:
         raise LogError(f"{where}: Kafka could not decode the record at offset {offset}: {payload}")
     try:
         value = json.loads(payload)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise LogError(f"{where}: malformed payload ({error.__class__.__name__})") from None
     inside = shape.at(where, LogError, "payload")
     shape.obj(value, inside)
