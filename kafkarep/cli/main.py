@@ -57,6 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kafkarep {args.command}: interrupted", file=sys.stderr)
         return INTERNAL_ERROR
     except Exception as error:
+        if isinstance(error, OSError) and error.filename is not None:
+            # a file or directory named on the command line that cannot be written (or read):
+            # a directory where a file goes, a path under a file, no permission
+            print(
+                f"kafkarep {args.command}: error: {error.filename}: {error.strerror}",
+                file=sys.stderr,
+            )
+            return BAD_INPUT
         if os.environ.get("KAFKAREP_DEBUG"):
             traceback.print_exc()
         print(
