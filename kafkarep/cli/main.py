@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
         return code
     except UsageError as error:
-        print(f"kafkarep {args.command}: error: {error}", file=sys.stderr)
+        print(f"kafkarep {args.command}: error: {_one_line(str(error))}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
         print(f"kafkarep {args.command}: interrupted", file=sys.stderr)
@@ -60,10 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(error, OSError) and error.filename is not None:
             # a file or directory named on the command line that cannot be written (or read):
             # a directory where a file goes, a path under a file, no permission
-            print(
-                f"kafkarep {args.command}: error: {error.filename}: {error.strerror}",
-                file=sys.stderr,
-            )
+            problem = _one_line(f"{error.filename}: {error.strerror}")
+            print(f"kafkarep {args.command}: error: {problem}", file=sys.stderr)
             return BAD_INPUT
         if os.environ.get("KAFKAREP_DEBUG"):
             traceback.print_exc()
@@ -73,6 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return INTERNAL_ERROR
+
+
+def _one_line(message: str) -> str:
+    """A message as one line, whatever the input put in it (a key with a newline)."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def entry() -> None:

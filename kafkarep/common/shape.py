@@ -15,12 +15,15 @@ the messages are the ones above.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
+_PLAIN = re.compile(r"[A-Za-z0-9_#.-]+")
 Check = Callable[[Any, "At"], T]
 
 
@@ -33,6 +36,8 @@ class At:
     error: Callable[[str], Exception]  # the reader's error, given the whole line
 
     def key(self, name: str) -> At:
+        if not _PLAIN.fullmatch(name):  # a key with spaces, quotes, newlines: as JSON writes it
+            return replace(self, path=f"{self.path}[{json.dumps(name)}]")
         return replace(self, path=f"{self.path}.{name}" if self.path else name)
 
     def index(self, number: int) -> At:
