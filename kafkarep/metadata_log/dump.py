@@ -160,6 +160,10 @@ def _record(line: str, offset: int, where: str) -> LogRecord | None:
     for key, (check, required) in RECORD_FIELDS.get(kind, {}).items():
         if required or key in data:
             shape.field(data, key, inside.key("data"), check)
+    value = data.get("value")
+    min_isr = kind == "CONFIG_RECORD" and data["name"] == "min.insync.replicas"
+    if min_isr and value is not None and not re.fullmatch(r"[0-9]{1,9}", value):
+        inside.key("data").key("value").fail(f"expected a number of replicas, got {value!r}")
     return LogRecord(offset, kind, version, data)
 
 
