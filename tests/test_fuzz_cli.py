@@ -777,6 +777,7 @@ REGRESSIONS: dict[str, Callable[[], Input]] = {
     "trace initial ISR unknown": lambda: trace_case(
         lambda d: meta(d).update(initial={"isr": [9], "leader": 9, "fenced": []})
     ),
+    "trace key with a newline": lambda: trace_case(lambda d: d["states"][0].update({"a\nb": 1})),
     "trace nested too deeply": lambda: trace_bytes(NESTED),
     "trace integer too long": lambda: trace_bytes(LONG),
     "cases before an integer": lambda: cases_case(lambda c: c.update(before=3)),
@@ -784,6 +785,7 @@ REGRESSIONS: dict[str, Callable[[], Input]] = {
     "cases config an integer": lambda: cases_case(lambda c: c.update(config=5)),
     "cases action type an object": lambda: cases_case(lambda c: c["action"].update(type={})),
     "cases expect.after null": lambda: cases_case(lambda c: c["expect"].update(after=None)),
+    "cases broker key with a newline": lambda: cases_case(lambda c: c.update(brokers={"0\n": {}})),
     "cases nested too deeply": lambda: Input(
         ("conform", "{tmp}/c.json"), (("{tmp}/c.json", NESTED),)
     ),
@@ -800,6 +802,11 @@ REGRESSIONS: dict[str, Callable[[], Input]] = {
         lambda t: t.replace("baseOffset: 8 ", "baseOffset: " + "9" * 5000 + " ")
     ),
     "dump without metadata.version": lambda: dump_case(without_metadata_version),
+    "dump min.insync.replicas not a number": lambda: dump_case(
+        lambda t: t.replace(
+            '"name":"min.insync.replicas","value":"2"', '"name":"min.insync.replicas","value":""'
+        )
+    ),
     "prove --timeout nan": lambda: Input((*PROVE_CHEAP, "--timeout", "nan", str(TRACE_MODEL))),
     "prove --json a directory": lambda: Input((*PROVE_CHEAP, "--json", "{tmp}", str(TRACE_MODEL))),
     "prove [prove] timeout a string": lambda: model_case(PROVE_CHEAP, '[prove]\ntimeout = "x"'),
