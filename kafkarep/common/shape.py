@@ -24,6 +24,7 @@ from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 _PLAIN = re.compile(r"[A-Za-z0-9_#.-]+")
+_DIGITS = re.compile(r"[0-9]{1,9}")
 Check = Callable[[Any, "At"], T]
 
 
@@ -146,6 +147,13 @@ def broker(value: Any, where: At) -> int:
         shown = value if isinstance(value, int) and not isinstance(value, bool) else kind(value)
         where.fail(f"expected a broker id (an integer >= 0), got {shown}")
     return value
+
+
+def broker_key(key: str, where: At) -> int:
+    """A broker id as an object's key: ASCII digits."""
+    if not _DIGITS.fullmatch(key):
+        where.fail("expected a broker id (digits) as the key")
+    return int(key)
 
 
 def brokers(value: Any, where: At) -> list[int]:

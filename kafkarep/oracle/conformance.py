@@ -205,8 +205,7 @@ def _case(value: Any, where: At) -> None:
     table = shape.field(case, "brokers", where, shape.obj, {})
     for key, entry in table.items():
         inside = where.key("brokers").key(key)
-        if not key.isdigit():
-            inside.fail("expected a broker id (digits) as the key")
+        shape.broker_key(key, inside)
         _fields(shape.obj(entry, inside), inside, BROKER)
     before = shape.field(case, "before", where, shape.obj)
     _fields(before, where.key("before"), REGISTRATION, required=True)
@@ -251,8 +250,7 @@ def _expect(value: Any, where: At) -> None:
     _fields(shape.field(expect, "after", where, shape.obj, {}), where.key("after"), REGISTRATION)
     for key, entry in shape.field(expect, "brokers", where, shape.obj, {}).items():
         inside = where.key("brokers").key(key)
-        if not key.isdigit():
-            inside.fail("expected a broker id (digits) as the key")
+        shape.broker_key(key, inside)
         _fields(shape.obj(entry, inside), inside, EXPECTED_BROKER)
 
 

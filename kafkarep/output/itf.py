@@ -195,7 +195,7 @@ def _typed(value: Any, hint: Any, where: At) -> None:
         if len(args) == 2 and args[1] is Ellipsis:
             args = (args[0],) * len(items)
         elif len(items) != len(args):
-            shape.expected(f"a list of {len(args)}", value, where)
+            where.fail(f"expected a list of {len(args)} items, got {len(items)}")
         for index, (item, arg) in enumerate(zip(items, args, strict=True)):
             _typed(item, arg, where.index(index))
     elif isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):
