@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(BAD_INPUT, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,8 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(message: str) -> str:
-    """A message as one line, whatever the input put in it (a key with a newline)."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    """A message as one line, whatever the input put in it: a newline or any other character
+    that is not printable (a key with a newline, a file named "\\x1e") as Python escapes it."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def entry() -> None:
