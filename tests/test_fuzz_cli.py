@@ -825,6 +825,8 @@ REGRESSIONS: dict[str, Callable[[], Input]] = {
     "plan superscript digit": lambda: Input(("plan", "--current", "²", "--target", "1")),
     "plan id too long": lambda: Input(("plan", "--current", "9" * 5000, "--target", "1")),
     "check --max-seconds nan": lambda: Input((*CHECK, *CHECK_CAPS, "--max-seconds", "nan", MODEL)),
+    "model file named \\x1e": lambda: Input((*CHECK_CHEAP, "\x1e")),
+    "unknown flag with a newline": lambda: Input((*CHECK_CHEAP, MODEL, "--x\n")),
     "model integer too long": lambda: model_case(
         CHECK_CHEAP, "[check]\nmax_states = " + "9" * 5000
     ),
