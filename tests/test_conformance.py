@@ -60,10 +60,13 @@ def test_cli_reports_a_failing_case(tmp_path: Path, capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        (None, "no such file"),
+        (None, "no such case file"),
         ("[{", "malformed JSON"),
         ('{"id": 1}', "expected a JSON array"),
-        ('[{"id": "x", "before": {}, "action": {"type": "nope"}, "expect": {}}]', "action type"),
+        (
+            '[{"id": "x", "before": {}, "action": {"type": "nope"}, "expect": {}}]',
+            "[0].before.replicas: missing",
+        ),
     ],
 )
 def test_cli_bad_file_is_one_line_exit_2(

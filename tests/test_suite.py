@@ -234,7 +234,7 @@ def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     baseline = tmp_path / "baseline.json"
     baseline.write_text('{"models": 3}')
     assert suite(tmp_path, str(LRS), "--baseline", str(baseline)) == 2
-    assert "not a kafkarep summary" in capsys.readouterr().err
+    assert f"{baseline}: models: expected a list, got an integer" in capsys.readouterr().err
 
 
 def test_baseline_trend(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     for value, flag in checks:
         if value is not None and value < 0:
             raise UsageError(f"{flag} must be >= 0")
+    if args.max_seconds is not None and not 0 <= args.max_seconds < math.inf:
+        raise UsageError("--max-seconds must be a number of seconds >= 0")
     if args.engine is not None and args.engine not in ENGINES:
         raise UsageError(f"unknown engine {args.engine!r}; one of {', '.join(ENGINES)}")
     try:

@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(BAD_INPUT, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,12 +51,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
         return code
     except UsageError as error:
-        print(f"kafkarep {args.command}: error: {error}", file=sys.stderr)
+        print(f"kafkarep {args.command}: error: {_one_line(str(error))}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
         print(f"kafkarep {args.command}: interrupted", file=sys.stderr)
         return INTERNAL_ERROR
     except Exception as error:
+        if isinstance(error, OSError) and error.filename is not None:
+            # a file or directory named on the command line that cannot be written (or read):
+            # a directory where a file goes, a path under a file, no permission
+            problem = _one_line(f"{error.filename}: {error.strerror}")
+            print(f"kafkarep {args.command}: error: {problem}", file=sys.stderr)
+            return BAD_INPUT
         if os.environ.get("KAFKAREP_DEBUG"):
             traceback.print_exc()
         print(
@@ -65,6 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return INTERNAL_ERROR
+
+
+def _one_line(message: str) -> str:
+    """A message as one line, whatever the input put in it: a newline or any other character
+    that is not printable (a key with a newline, a file named "\\x1e") as Python escapes it."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def entry() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,16 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
+_DIGITS = re.compile(r"[0-9]{1,9}")  # a broker id or a count: ASCII digits, 32-bit
+
+
 def _ids(text: str, flag: str, allow_empty: bool = False) -> tuple[int, ...]:
     parts = [part.strip() for part in text.split(",")] if text.strip() else []
     if not parts and not allow_empty:
         raise UsageError(f"{flag} needs at least one broker id, like 0,1,2")
     ids = []
     for part in parts:
-        if not part.isdigit():
+        if not _DIGITS.fullmatch(part):
             raise UsageError(f"{flag} {text!r} is not a comma-separated list of broker ids")
         ids.append(int(part))
     seen: set[int] = set()
@@ -59,7 +63,7 @@ def _ids(text: str, flag: str, allow_empty: bool = False) -> tuple[int, ...]:
 
 
 def _count(text: str, flag: str) -> int:
-    if not text.strip().isdigit():
+    if not _DIGITS.fullmatch(text.strip()):
         raise UsageError(f"{flag} must be a positive integer, not {text!r}")
     return int(text)
 

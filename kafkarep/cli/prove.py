@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,29 @@ def with_brokers(cfg: ModelConfig, n: int) -> ModelConfig:
     return cfg._replace(broker_ids=tuple(range(1, n + 1)), replicas=replicas)
 
 
+def check_settings(cfg: ModelConfig) -> None:
+    """The model's [prove] section, each key of the kind its flag takes."""
+    for key, low, high in (("depth", 1, None), ("brokers", 1, 8), ("agreement_depth", 0, None)):
+        value = cfg.setting("prove", key)
+        if value is not None and (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or value < low
+            or (high is not None and value > high)
+        ):
+            bound = f"from {low} to {high}" if high is not None else f">= {low}"
+            raise UsageError(f"{cfg.path}: [prove] {key} must be an integer {bound}")
+    timeout = cfg.setting("prove", "timeout")
+    number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+    if timeout is not None and not (number and 0 < timeout < math.inf):
+        raise UsageError(f"{cfg.path}: [prove] timeout must be a positive number of seconds")
+    properties = cfg.setting("prove", "properties")
+    if properties is not None and (
+        not isinstance(properties, tuple) or not all(isinstance(p, str) for p in properties)
+    ):
+        raise UsageError(f"{cfg.path}: [prove] properties must be a list of property names")
+
+
 def _setting(cfg: ModelConfig, key: str, given: Any, default: Any) -> Any:
     return given if given is not None else cfg.setting("prove", key, default)
 
@@ -169,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         (args.timeout, "--timeout"),
         (args.workers, "--workers"),
     ):
-        if value is not None and value <= 0:
+        if value is not None and not (0 < value < math.inf):
             raise UsageError(f"{flag} must be positive")
     if args.agreement_depth is not None and args.agreement_depth < 0:
         raise UsageError("--agreement-depth must be 0 or more")
@@ -183,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.json or args.reports / "prove.json"
     met_all = True
     for cfg in configs:
+        check_settings(cfg)
         brokers = _setting(cfg, "brokers", args.brokers, None)
         if brokers is not None:
             cfg = with_brokers(cfg, int(brokers))

@@ -12,6 +12,7 @@ error while running a model (the suite goes on with the next model).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         (args.max_seconds, "--max-seconds"),
         (args.workers, "--workers"),
     ):
-        if value is not None and value < 0:
+        if value is not None and not 0 <= value < math.inf:
             raise UsageError(f"{flag} must be >= 0")
     if args.engine is not None and args.engine not in ENGINES:
         raise UsageError(f"unknown engine {args.engine!r}; one of {', '.join(ENGINES)}")

@@ -66,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
         batches = _read(args.log, args.kafka_home)
     except (LogError, KafkaJarsError) as error:
         raise UsageError(str(error)) from None
-    verdicts = validate(batches, args.kafka)
+    try:
+        verdicts = validate(batches, args.kafka)
+    except LogError as error:
+        raise UsageError(f"{args.log}: {error}") from None
     verdicts = [v for v in verdicts if _selected(v, args.topic, args.partition)]
     if (args.topic is not None or args.partition is not None) and not verdicts:
         raise UsageError(f"{args.log}: no partition change records of the selected partitions")

@@ -1,5 +1,6 @@
 """A user's input file read at the boundary: a missing, unreadable or malformed file becomes one
-line naming the file and the problem, raised as the caller's own error (a `UsageError` kind)."""
+line naming the file and the problem, raised as the caller's own error (a `UsageError` kind).
+What is inside is checked next by the reader, with `kafkarep.common.shape`."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ def read_text(path: Path, kind: str, error: type[Exception]) -> str:
         return path.read_text()
     except FileNotFoundError:
         raise error(f"{path}: no such {kind} file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as problem:
+    except UnicodeDecodeError:
+        raise error(f"{path}: cannot read (not UTF-8 text)") from None
+    except (OSError, ValueError) as problem:  # a directory, no permission, a NUL in the name
         raise error(f"{path}: cannot read ({problem.__class__.__name__})") from None
 
 
@@ -25,3 +28,7 @@ def read_json(path: Path, kind: str, error: type[Exception]) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as problem:
         raise error(f"{path}: malformed JSON at line {problem.lineno}: {problem.msg}") from None
+    except ValueError:  # Python reads no integer of more than 4,300 digits
+        raise error(f"{path}: malformed JSON: an integer with too many digits") from None
+    except RecursionError:
+        raise error(f"{path}: malformed JSON: nested too deeply") from None

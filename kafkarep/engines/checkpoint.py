@@ -32,8 +32,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from kafkarep.common import shape
 from kafkarep.common.exit_codes import UsageError
 from kafkarep.common.failpoints import reach
+from kafkarep.common.shape import At
 from kafkarep.engines.results import Discovery
 from kafkarep.model.config import ModelConfig
 
@@ -195,7 +197,7 @@ def _verify(
         return None, f"level {depth} is incomplete: {path} is missing"
     try:
         saved = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None, f"{path} is unreadable"
     if not isinstance(saved, dict):
         return None, f"{path}: expected a JSON object"
@@ -204,18 +206,17 @@ def _verify(
     if missing or saved["depth"] != depth:
         return None, f"{path}: malformed (lacks {', '.join(missing) or 'its own depth'})"
     try:
-        for name, (size, digest) in saved["files"].items():
-            file = folder / name
-            if not file.is_file() or _describe(file) != [size, digest]:
-                return None, f"level {depth} is damaged: {file} is not the file it saved"
-        for name, size in saved["links"].items():
-            file = workdir / "links" / name
-            if not file.is_file() or file.stat().st_size != size:
-                return None, f"level {depth} is damaged: {file} is not the file it saved"
-        discoveries(saved["violations"])
-        discoveries(saved["reached"])
-    except (AttributeError, TypeError, ValueError, IndexError):
-        return None, f"{path}: malformed (its files)"
+        _check_counts(saved, shape.at(path, UsageError))
+    except UsageError as problem:
+        return None, str(problem)
+    for name, (size, digest) in saved["files"].items():
+        file = folder / name
+        if not file.is_file() or _describe(file) != [size, digest]:
+            return None, f"level {depth} is damaged: {file} is not the file it saved"
+    for name, size in saved["links"].items():
+        file = workdir / "links" / name
+        if not file.is_file() or file.stat().st_size != size:
+            return None, f"level {depth} is damaged: {file} is not the file it saved"
     return saved, ""
 
 
@@ -239,6 +240,40 @@ def _same_run(saved: dict[str, Any], mine: dict[str, Any], workdir: Path) -> Non
                 f"--resume: {workdir} holds a run of {saved.get('model')} with another "
                 f"{field.replace('_', ' ')}; start a new run without --resume"
             )
+
+
+def _check_counts(saved: dict[str, Any], where: At) -> None:
+    """The counts a resumed run reads, each of the kind the engines write (one line if not)."""
+    for name in ("depth", "distinct", "generated"):
+        shape.field(saved, name, where, shape.at_least(0))
+    shape.field(saved, "seconds", where, shape.number)
+    for name in ("violations", "reached"):
+        for clause, found in shape.field(saved, name, where, shape.obj).items():
+            inside = where.key(name).key(clause)
+            if len(shape.array(found, inside)) != 3:
+                inside.fail("expected [depth, path, witness]")
+            shape.at_least(0)(found[0], inside.index(0))
+            shape.each(shape.at_least(0))(found[1], inside.index(1))
+            shape.optional(shape.text)(found[2], inside.index(2))
+    parts = shape.field(saved, "parts", where, shape.array, [])  # the explorer's
+    for index, part in enumerate(parts):
+        inside = where.key("parts").index(index)
+        if len(shape.array(part, inside)) != 3:
+            inside.fail("expected [file name, states, bytes]")
+        shape.text(part[0], inside.index(0))
+        shape.integer(part[2], inside.index(2))
+    for name in ("level_size", "partitions"):  # Spark's
+        shape.field(saved, name, where, shape.optional(shape.at_least(0)), None)
+    for name, file in shape.field(saved, "files", where, shape.obj).items():
+        inside = where.key("files").key(name)
+        if len(shape.array(file, inside)) != 2 or "/" in name:
+            inside.fail("expected [size, SHA-256] of a file of the level")
+        shape.at_least(0)(file[0], inside.index(0))
+        shape.text(file[1], inside.index(1))
+    for name, size in shape.field(saved, "links", where, shape.obj).items():
+        if "/" in name:
+            where.key("links").key(name).fail("expected the name of a link file")
+        shape.at_least(0)(size, where.key("links").key(name))
 
 
 def plain(found: dict[str, Discovery]) -> dict[str, list[Any]]:

@@ -25,7 +25,7 @@ from kafkarep.kafka.metadata import (
     options_for_version,
 )
 from kafkarep.metadata_log.cluster import LogCluster, PartitionKey, change_record
-from kafkarep.metadata_log.dump import Batch, LogRecord
+from kafkarep.metadata_log.dump import Batch, LogError, LogRecord
 from kafkarep.rules import Changed, Outcome, Rejected
 from kafkarep.rules.elections import ElectLeadersRequest
 from kafkarep.rules.partition_change import Election
@@ -69,7 +69,10 @@ def validate(
             if record.type == "PARTITION_CHANGE_RECORD":
                 key = PartitionKey(str(record.data["topicId"]), int(record.data["partitionId"]))
                 if partition is None or key == partition:
-                    opts = options(cluster, kafka)._replace(disabled_guards=guards_off)
+                    try:
+                        opts = options(cluster, kafka)._replace(disabled_guards=guards_off)
+                    except ValueError as error:  # a metadata.version the release cannot run
+                        raise LogError(f"offset {record.offset}: {error}") from None
                     verdicts.append(_judge(cluster, key, record, events, start, opts))
             cluster.apply(record)
     return verdicts

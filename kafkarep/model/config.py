@@ -142,6 +142,10 @@ def load_model(path: str | Path) -> ModelConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ModelError(f"{path}: malformed TOML: {error}") from None
+    except ValueError:  # Python reads no integer of more than 4,300 digits
+        raise ModelError(f"{path}: malformed TOML: an integer with too many digits") from None
+    except RecursionError:
+        raise ModelError(f"{path}: malformed TOML: nested too deeply") from None
     try:
         return parse_model(raw, str(path))
     except ModelError as error:

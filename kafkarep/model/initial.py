@@ -84,11 +84,19 @@ def _replica(
 def with_initial(cfg: ModelConfig, initial: dict[str, Any] | None) -> ModelConfig:
     """The model started from another initial ISR, leader and fenced set of its shape, as a
     trace found from that state records it (`initial` in a trace's metadata, written by
-    `kafkarep prove`, whose bounded model checking starts from every initial state)."""
+    `kafkarep prove`, whose bounded model checking starts from every initial state). One the
+    model file could not give (the same rules as `[cluster]`) is a ValueError saying why."""
     if not initial:
         return cfg
-    return cfg._replace(
-        isr=frozenset(int(b) for b in initial["isr"]),
-        leader=int(initial["leader"]),
-        fenced=frozenset(int(b) for b in initial["fenced"]),
-    )
+    isr = frozenset(int(b) for b in initial["isr"])
+    leader = int(initial["leader"])
+    fenced = frozenset(int(b) for b in initial["fenced"])
+    if not isr <= set(cfg.replicas):
+        raise ValueError(f"isr {sorted(isr)} is not a subset of the replicas {list(cfg.replicas)}")
+    if not fenced <= set(cfg.broker_ids):
+        raise ValueError(f"fenced {sorted(fenced)} names a broker the model does not have")
+    if leader != -1 and leader not in isr:
+        raise ValueError(f"leader {leader} is not in the isr {sorted(isr)}")
+    if leader in fenced:
+        raise ValueError(f"leader {leader} cannot start fenced")
+    return cfg._replace(isr=isr, leader=leader, fenced=fenced)

@@ -7,7 +7,8 @@ Kafka's own controller answers the same cases through the oracle (`kafkarep.orac
 the same vocabulary as `answer` here: `{"outcome", "error", "after", "brokers"}`.
 
 A case file that cannot be read or does not follow the format raises `CaseFileError` naming the
-file and the problem; a case whose outcome differs from Kafka's is a `Mismatch` per field.
+file, the path inside it and the problem (`cases.json: [12].before.isr: expected a list of broker
+ids, got a string`); a case whose outcome differs from Kafka's is a `Mismatch` per field.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kafkarep.common import shape
+from kafkarep.common.files import read_json
+from kafkarep.common.shape import At
 from kafkarep.kafka.metadata import (
+    METADATA_VERSIONS,
     BrokerRegistration,
     BrokerRegistry,
     ClusterMetadata,
@@ -26,7 +31,7 @@ from kafkarep.kafka.metadata import (
     TopicConfig,
     options_for_version,
 )
-from kafkarep.kafka.releases import NEWEST, RELEASES, line, resolve
+from kafkarep.kafka.releases import KNOWN, NEWEST, RELEASES, line, resolve
 from kafkarep.rules import (
     AlterPartitionRequest,
     AlterReassignmentRequest,
@@ -54,12 +59,7 @@ from kafkarep.rules import (
 
 
 class CaseFileError(Exception):
-    """A case file is missing or malformed."""
-
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
-        self.problem = problem
+    """A case file is missing or malformed: one line naming the file and the problem."""
 
 
 class Mismatch(NamedTuple):
@@ -99,46 +99,159 @@ ELECTIONS = {
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
-    """Read one case file, checking only what is needed to run it."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise CaseFileError(path, "no such file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise CaseFileError(path, f"cannot read: {error.__class__.__name__}") from None
-    try:
-        cases = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CaseFileError(path, f"malformed JSON at line {error.lineno}: {error.msg}") from None
+    """Read one case file, every field checked against the format (FORMAT.md) before a case
+    runs: a missing shape.field, a value of the wrong kind, an unknown key or action type."""
+    cases = read_json(path, "case", CaseFileError)
+    top = shape.at(path, CaseFileError)
     if not isinstance(cases, list):
-        raise CaseFileError(path, "expected a JSON array of cases")
+        top.fail("expected a JSON array of cases")
     for index, case in enumerate(cases):
-        where = f"case {index}"
-        if not isinstance(case, dict):
-            raise CaseFileError(path, f"{where} is not an object")
-        for key in ("id", "before", "action", "expect"):
-            if key not in case:
-                raise CaseFileError(path, f"{where} has no {key!r}")
-        where = f"case {case['id']!r}"
-        if not isinstance(case["action"], dict) or case["action"].get("type") not in ACTIONS:
-            raise CaseFileError(path, f"{where}: action type must be one of {', '.join(ACTIONS)}")
-        expectations = [("expect", case["expect"])]
-        by_release = case.get("expect_by_release", {})
-        if not isinstance(by_release, dict):
-            raise CaseFileError(path, f"{where}: expect_by_release must be an object")
-        expectations += [(f"expect_by_release.{k}", v) for k, v in by_release.items()]
-        for name, expect in expectations:
-            if expect == UNSUPPORTED and name != "expect":
-                continue
-            outcome = expect.get("outcome") if isinstance(expect, dict) else None
-            if outcome not in ("changed", "unchanged", "rejected"):
-                raise CaseFileError(
-                    path, f"{where}: {name}.outcome must be changed|unchanged|rejected"
-                )
-        missing = [f for f in REGISTRATION_FIELDS if f not in case["before"]]
-        if missing:
-            raise CaseFileError(path, f"{where}: before lacks {', '.join(missing)}")
+        _case(case, top.index(index))
     return cases
+
+
+CASE_KEYS = ("id", "source", "note", "config", "brokers", "before", "action", "expect")
+CONFIG: dict[str, Callable[[Any, At], Any]] = {
+    "min_isr": shape.integer,
+    "elr_enabled": shape.flag,
+    "unclean_leader_election": shape.flag,
+    "use_last_known_leader": shape.flag,
+    "leader_epoch_bump_on_isr_shrink": shape.flag,
+    "metadata_version": shape.one_of(METADATA_VERSIONS),
+}
+BROKER: dict[str, Callable[[Any, At], Any]] = {
+    "registered": shape.flag,
+    "fenced": shape.flag,
+    "shutting_down": shape.flag,
+    "epoch": shape.integer,
+    "incarnation": shape.integer,
+}
+EXPECTED_BROKER = {key: BROKER[key] for key in ("fenced", "shutting_down", "epoch", "incarnation")}
+RECOVERY = shape.one_of([state.name for state in LeaderRecoveryState])
+REGISTRATION: dict[str, Callable[[Any, At], Any]] = {
+    "replicas": shape.brokers,
+    **{key: shape.brokers for key in ("isr", "elr", "last_known_elr", "adding", "removing")},
+    "leader": shape.integer,
+    "leader_epoch": shape.integer,
+    "partition_epoch": shape.integer,
+    "leader_recovery_state": RECOVERY,
+}
+
+
+def _new_isr(value: Any, where: At) -> list[Any]:
+    """A list of broker ids, or of {"broker": id, "epoch": n}."""
+    for index, member in enumerate(shape.array(value, where)):
+        inside = where.index(index)
+        if isinstance(member, dict):
+            _fields(member, inside, {"broker": shape.broker, "epoch": shape.integer})
+            shape.field(member, "broker", inside, shape.broker)
+        else:
+            shape.broker(member, inside)
+    return list(value)
+
+
+# Each action type's fields: (check, required).
+ACTION_FIELDS: dict[str, dict[str, tuple[Callable[[Any, At], Any], bool]]] = {
+    "partition_change": {
+        **{
+            key: (shape.optional(shape.brokers), False)
+            for key in (
+                "target_isr",
+                "target_replicas",
+                "target_adding",
+                "target_removing",
+                "target_elr",
+                "target_last_known_elr",
+                "unclean_shutdown_replicas",
+            )
+        },
+        "target_leader_recovery_state": (shape.optional(RECOVERY), False),
+        "election": (shape.one_of(list(ELECTIONS)), False),
+    },
+    "alter_partition": {
+        "leader": (shape.broker, True),
+        "leader_epoch": (shape.integer, True),
+        "partition_epoch": (shape.integer, True),
+        "new_isr": (_new_isr, True),
+        "leader_recovery_state": (RECOVERY, False),
+        "broker_epoch": (shape.integer, False),
+        "version": (shape.between(0, 3), False),
+    },
+    "alter_reassignment": {
+        "target": (shape.optional(shape.brokers), True),
+        "allow_replication_factor_change": (shape.flag, False),
+    },
+    **{
+        kind: {"broker": (shape.broker, True)}
+        for kind in ("fence_broker", "unfence_broker", "controlled_shutdown", "unclean_shutdown")
+    },
+    "register_broker": {
+        "broker": (shape.broker, True),
+        "incarnation": (shape.integer, False),
+        "previous_broker_epoch": (shape.integer, False),
+    },
+    "elect_leader": {"election": (shape.one_of(list(ELECTIONS)), True)},
+}
+
+
+def _case(value: Any, where: At) -> None:
+    case = shape.obj(value, where)
+    shape.known_keys(case, where, (*CASE_KEYS, "expect_by_release"))
+    shape.field(case, "id", where, shape.text)
+    shape.field(case, "source", where, shape.text, "")
+    shape.field(case, "note", where, shape.text, "")
+    config = shape.field(case, "config", where, shape.obj, {})
+    _fields(config, where.key("config"), CONFIG)
+    table = shape.field(case, "brokers", where, shape.obj, {})
+    for key, entry in table.items():
+        inside = where.key("brokers").key(key)
+        shape.broker_key(key, inside)
+        _fields(shape.obj(entry, inside), inside, BROKER)
+    before = shape.field(case, "before", where, shape.obj)
+    _fields(before, where.key("before"), REGISTRATION, required=True)
+    _action(shape.field(case, "action", where, shape.obj), where.key("action"))
+    _expect(shape.field(case, "expect", where, shape.anything), where.key("expect"))
+    by_release = shape.field(case, "expect_by_release", where, shape.obj, {})
+    releases = {*KNOWN, *(line(release) for release in KNOWN)}
+    for release, expect in by_release.items():
+        inside = where.key("expect_by_release").key(release)
+        if release not in releases:
+            inside.fail(f"unknown release; one of {', '.join(sorted(releases))}")
+        if expect != UNSUPPORTED:
+            _expect(expect, inside)
+
+
+def _fields(
+    record: dict[str, Any],
+    where: At,
+    checks: dict[str, Callable[[Any, At], Any]],
+    required: bool = False,
+) -> None:
+    shape.known_keys(record, where, checks)
+    for key, check in checks.items():
+        if required or key in record:
+            shape.field(record, key, where, check)
+
+
+def _action(action: dict[str, Any], where: At) -> None:
+    kind = shape.field(action, "type", where, shape.one_of(list(ACTIONS)))
+    fields = ACTION_FIELDS[kind]
+    shape.known_keys(action, where, ("type", *fields))
+    for key, (check, required) in fields.items():
+        if required or key in action:
+            shape.field(action, key, where, check)
+
+
+def _expect(value: Any, where: At) -> None:
+    expect = shape.obj(value, where)
+    shape.known_keys(expect, where, ("outcome", "error", "after", "brokers"))
+    shape.field(expect, "outcome", where, shape.one_of(("changed", "unchanged", "rejected")))
+    shape.field(expect, "error", where, shape.optional(shape.text), None)
+    _fields(shape.field(expect, "after", where, shape.obj, {}), where.key("after"), REGISTRATION)
+    for key, entry in shape.field(expect, "brokers", where, shape.obj, {}).items():
+        inside = where.key("brokers").key(key)
+        shape.broker_key(key, inside)
+        _fields(shape.obj(entry, inside), inside, EXPECTED_BROKER)
 
 
 def run_file(path: Path, release: str = NEWEST) -> list[CaseResult]:
@@ -152,7 +265,7 @@ def run_file(path: Path, release: str = NEWEST) -> list[CaseResult]:
                 continue
             results.append(CaseResult(case["id"], path, compare(expect, answer(case, release))))
         except (KeyError, TypeError, ValueError) as error:
-            raise CaseFileError(path, f"case {case['id']!r}: bad field ({error})") from None
+            raise CaseFileError(f"{path}: case {case['id']!r}: bad field ({error})") from None
     return results
 
 

@@ -11,13 +11,18 @@ can re-run it through the rules.
 from __future__ import annotations
 
 import json
+import types
 from enum import Enum
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from kafkarep.common import shape
 from kafkarep.common.files import read_json
+from kafkarep.common.shape import At
 from kafkarep.model.actions import Action
 from kafkarep.model.replay import Trace
+from kafkarep.model.state import ClusterState
 
 FORMAT = "ITF"
 VARS = ["controller", "brokers", "ghost", "budget", "action"]
@@ -64,6 +69,9 @@ def from_itf(value: Any) -> Any:
     return value
 
 
+NONE = to_itf(None)
+
+
 def action_itf(action: Action | None) -> dict[str, Any]:
     if action is None:
         return {"name": "init", "actor": 0, "arg": to_itf(None)}
@@ -108,13 +116,92 @@ def write_trace(path: Path, trace: Trace, meta: dict[str, Any]) -> None:
 
 
 def read_trace(path: Path) -> dict[str, Any]:
+    """A kafkarep trace, its shape checked before anything reads it: `#meta.kafkarep` (the model,
+    the property clause, the action-index path, the initial state when not the model's) and one
+    state per step plus the initial one, each variable as `to_itf` writes a value of its type in
+    `ClusterState`. A problem is a `TraceFileError` naming the file and the path inside it."""
     document = read_json(path, "trace", TraceFileError)
-    if not isinstance(document, dict) or not isinstance(document.get("states"), list):
-        raise TraceFileError(f'{path}: not an ITF trace (no "states" list)')
-    meta = document.get("#meta", {}).get("kafkarep")
-    if not isinstance(meta, dict) or "model" not in meta or "property" not in meta:
-        raise TraceFileError(f"{path}: not a kafkarep trace (no #meta.kafkarep model/property)")
-    for index, state in enumerate(document["states"]):
-        if not isinstance(state, dict) or not isinstance(state.get("action"), dict):
-            raise TraceFileError(f"{path}: state {index} has no action")
+    top = shape.at(path, TraceFileError)
+    shape.obj(document, top)
+    trace_meta = shape.field(document, "#meta", top, shape.obj)
+    meta = shape.field(trace_meta, "kafkarep", top.key("#meta"), shape.obj)
+    where = top.key("#meta").key("kafkarep")
+    shape.field(meta, "model", where, shape.text)
+    shape.field(meta, "property", where, shape.text)
+    steps = shape.field(meta, "path", where, shape.each(shape.at_least(0)))
+    shape.field(meta, "initial", where, shape.optional(_initial), None)
+    states = shape.field(document, "states", top, shape.array)
+    if len(states) != len(steps) + 1:
+        top.key("states").fail(
+            f"expected {len(steps) + 1} states (the initial one and one per step of "
+            f"#meta.kafkarep.path), got {len(states)}"
+        )
+    for index, state in enumerate(states):
+        _state_shape(state, top.key("states").index(index))
     return document
+
+
+def _initial(value: Any, where: At) -> dict[str, Any]:
+    initial = shape.obj(value, where)
+    shape.field(initial, "isr", where, shape.brokers)
+    shape.field(initial, "leader", where, shape.at_least(-1))
+    shape.field(initial, "fenced", where, shape.brokers)
+    return initial
+
+
+def _state_shape(value: Any, where: At) -> None:
+    state = shape.obj(value, where)
+    shape.known_keys(state, where, [*VARS, "#meta"])
+    for name, hint in _hints(ClusterState).items():
+        _typed(shape.field(state, name, where, shape.anything), hint, where.key(name))
+    action = shape.field(state, "action", where, shape.obj)
+    shape.field(action, "name", where.key("action"), shape.text)
+    shape.field(action, "actor", where.key("action"), shape.integer)
+    shape.field(action, "arg", where.key("action"), shape.anything)
+
+
+@cache
+def _hints(record: type) -> dict[str, Any]:
+    return get_type_hints(record)
+
+
+def _typed(value: Any, hint: Any, where: At) -> None:
+    """`value` is what `to_itf` writes for a value of type `hint` (a field's annotation)."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is bool:
+        shape.flag(value, where)
+    elif isinstance(hint, type) and issubclass(hint, Enum):
+        shape.one_of([member.name for member in hint])(value, where)
+    elif hint is int:
+        if isinstance(value, dict) and set(value) == {"#bigint"}:
+            digits = shape.text(value["#bigint"], where.key("#bigint"))
+            if not digits.removeprefix("-").isdigit():
+                where.key("#bigint").fail(f"expected the digits of an integer, got {digits!r}")
+        else:
+            shape.integer(value, where)
+    elif hint is str:
+        shape.text(value, where)
+    elif origin in (Union, types.UnionType):
+        if value == NONE and type(None) in args:
+            return
+        (inner,) = [arg for arg in args if arg is not type(None)]
+        _typed(value, inner, where)
+    elif origin is frozenset:
+        members = shape.field(shape.obj(value, where), "#set", where, shape.array)
+        for index, member in enumerate(members):
+            _typed(member, args[0], where.key("#set").index(index))
+    elif origin is tuple:
+        items = shape.array(value, where)
+        if len(args) == 2 and args[1] is Ellipsis:
+            args = (args[0],) * len(items)
+        elif len(items) != len(args):
+            where.fail(f"expected a list of {len(args)} items, got {len(items)}")
+        for index, (item, arg) in enumerate(zip(items, args, strict=True)):
+            _typed(item, arg, where.index(index))
+    elif isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):
+        record = shape.obj(value, where)
+        shape.known_keys(record, where, hint._fields)
+        for name, inner in _hints(hint).items():
+            _typed(shape.field(record, name, where, shape.anything), inner, where.key(name))
+    else:
+        raise TypeError(f"no ITF check for {hint!r}")

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from rich.console import Console
 
+from kafkarep.common import shape
 from kafkarep.common.files import read_json
 from kafkarep.engines.expectations import matches
 from kafkarep.engines.results import Exploration
@@ -292,20 +293,19 @@ def write_document(path: Path, document: dict[str, Any]) -> None:
 
 
 def read_baseline(path: Path) -> dict[str, dict[str, Any]]:
-    """A previous summary JSON (`kafkarep suite` or `kafkarep check`): its models by file."""
+    """A previous summary JSON (`kafkarep check` or `kafkarep suite`): its models by file, each
+    checked for what the trend reads (the model's file, its distinct states and seconds)."""
     document = read_json(path, "baseline", ModelError)
-    models = document.get("models") if isinstance(document, dict) else None
-    if not isinstance(models, list):
-        raise ModelError(f'{path}: not a kafkarep summary (no "models" list)')
+    top = shape.at(path, ModelError)
+    models = shape.field(shape.obj(document, top), "models", top, shape.array)
     out: dict[str, dict[str, Any]] = {}
-    for model in models:
-        if (
-            isinstance(model, dict)
-            and isinstance(model.get("model"), str)
-            and isinstance(model.get("distinct_states"), int)
-            and isinstance(model.get("seconds"), int | float)
-        ):
-            out[_key(model["model"])] = model
+    for index, model in enumerate(models):
+        where = top.key("models").index(index)
+        shape.obj(model, where)
+        name = shape.field(model, "model", where, shape.text)
+        shape.field(model, "distinct_states", where, shape.at_least(0))
+        shape.field(model, "seconds", where, shape.number)
+        out[_key(name)] = model
     return out
 
 
