@@ -11,6 +11,7 @@ from rich.console import Console
 
 from kafkarep.cli.options import add_search_options
 from kafkarep.cli.run import run_model
+from kafkarep.common import compiled
 from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.engines.registry import ENGINES
 from kafkarep.engines.results import Limits, RunOptions
@@ -136,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     except ModelError as error:
         raise UsageError(str(error)) from None
     err = Console(stderr=True, width=160)
+    note = compiled.note()
+    if note and not args.quiet:
+        err.print(note, highlight=False)
     reports = []
     summary = args.json or args.reports / "summary.json"
     for cfg in configs:

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from kafkarep.cli import (
     check,
+    compile,
     conform,
     differential,
     graph,
@@ -23,7 +24,18 @@ from kafkarep.cli import (
 )
 from kafkarep.common.exit_codes import BAD_INPUT, INTERNAL_ERROR, UsageError
 
-COMMANDS = (conform, check, replay, suite, graph, plan, prove, differential, validate_log)
+COMMANDS = (
+    conform,
+    check,
+    replay,
+    suite,
+    graph,
+    plan,
+    prove,
+    differential,
+    validate_log,
+    compile,
+)
 
 
 class _Parser(argparse.ArgumentParser):

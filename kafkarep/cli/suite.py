@@ -27,6 +27,7 @@ from rich.table import Table
 
 from kafkarep.cli.options import add_search_options
 from kafkarep.cli.run import run_model
+from kafkarep.common import compiled
 from kafkarep.common.exit_codes import (
     BAD_INPUT,
     EXPECTATION_NOT_MET,
@@ -215,6 +216,9 @@ def _run_all(
         f"suite: {len(plan)} model(s), {len(runnable)} to run, {len(plan) - len(runnable)} skipped",
         highlight=False,
     )
+    note = compiled.note()
+    if note and not args.quiet:
+        err.print(note, highlight=False)
     live = console.is_terminal and not args.quiet
     progress = Progress(
         SpinnerColumn(),

@@ -1,2 +1,3 @@
-"""What every layer may use: exit codes and the bad-input error (`exit_codes`), and the fast
-`_replace` of the NamedTuples records and states are made of (`fastreplace`)."""
+"""What every layer may use: exit codes and the bad-input error (`exit_codes`), the fast
+`_replace` of the NamedTuples records and states are made of (`fastreplace`), and the compiled
+hot path with the check that it was built from these sources (`compiled`)."""

@@ -12,12 +12,16 @@ from kafkarep.model.state import ClusterState
 StateCheck = Callable[[ModelConfig, ClusterState], str | None]
 StepCheck = Callable[[ModelConfig, ClusterState, Action, ClusterState], bool]
 
+# The clauses marked below (a set, not an attribute on the function: compiled functions take none)
+_READS_CONTROLLER: set[StateCheck] = set()
+_ON_PARTITION_CHANGE: set[StepCheck] = set()
+
 
 def reads_controller(check: StateCheck) -> StateCheck:
     """Marks a state clause that reads only the model and `state.controller` (not the brokers,
     the ghost state or the budgets): an engine may evaluate it once per controller state.
     tests/test_properties.py checks the claim on reachable states."""
-    check.reads = "controller"  # type: ignore[attr-defined]
+    _READS_CONTROLLER.add(check)
     return check
 
 
@@ -25,17 +29,17 @@ def on_partition_change(check: StepCheck) -> StepCheck:
     """Marks a `sometimes` step that can only be reached by a step that changes the partition
     (it compares the partition before and after): an engine skips it on the other steps.
     tests/test_properties.py checks the claim on reachable steps."""
-    check.on_partition_change = True  # type: ignore[attr-defined]
+    _ON_PARTITION_CHANGE.add(check)
     return check
 
 
 def needs_partition_change(check: StateCheck | StepCheck) -> bool:
-    return getattr(check, "on_partition_change", False)
+    return check in _ON_PARTITION_CHANGE
 
 
 def reads(check: StateCheck | StepCheck) -> str:
     """What a clause reads: "controller" (see `reads_controller`) or the whole "state"."""
-    return getattr(check, "reads", "state")
+    return "controller" if check in _READS_CONTROLLER else "state"
 
 
 class Clause(NamedTuple):
