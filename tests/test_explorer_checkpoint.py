@@ -198,6 +198,17 @@ def test_a_missing_manifest_resumes_from_the_newest_whole_level(
     assert f"level 5 is incomplete: {level} is missing; resuming from level 4" in note
 
 
+def test_a_run_stopped_before_its_first_level_starts_again(
+    uninterrupted: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "work"
+    (work / "links").mkdir(parents=True)  # what the run had made when it was killed
+    capsys.readouterr()
+    resumed = check(REASSIGNMENT, tmp_path / "resumed", "--workdir", str(work), "--resume")
+    assert resumed == uninterrupted
+    assert f"{work} holds no level yet; starting from the initial state" in capsys.readouterr().err
+
+
 # --- killed at failpoints (kafkarep/common/failpoints.py) ----------------------------------------
 
 PHASES = ("expanded", "linked", "saved", "staged", "named", "manifest")

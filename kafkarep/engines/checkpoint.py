@@ -145,12 +145,13 @@ def saved_level(
     mine: dict[str, Any],
     fields: Iterable[str] = (),
     note: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """The manifest of the newest level of the run in `workdir` that verifies: every file the
     size and digest its `level.json` records, the link files there, the counts and the engine's
     own `fields` present. A run of another engine, model or search is refused in one line (exit
-    2), as is a work dir with no level that verifies. `note` (else stderr) hears it when the
-    newest whole level is not the one `manifest.json` names."""
+    2), as is a work dir with no level that verifies. None (start from the initial state) when
+    the run made the work dir but was stopped before it saved a level. `note` (else stderr)
+    hears it when the newest whole level is not the one `manifest.json` names."""
     if not workdir.is_dir():
         raise UsageError(f"--resume: {workdir}: no such work dir")
     named = _named_depth(workdir)
@@ -166,6 +167,10 @@ def saved_level(
                 (note or _note)(f"{why}; resuming from level {depth}, the newest that is whole")
             return saved
         problems.append(problem)
+    if not depths and (workdir / "links").is_dir():
+        # The run made this work dir and stopped before its first level was saved.
+        (note or _note)(f"{workdir} holds no level yet; starting from the initial state")
+        return None
     if not depths:
         raise UsageError(f"--resume: {workdir} holds no saved level of a run")
     raise UsageError(f"--resume: no level in {workdir} can be resumed from ({problems[0]})")

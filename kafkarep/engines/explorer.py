@@ -117,9 +117,9 @@ class Explorer:
         violations: dict[str, Discovery] = {}
         reached: dict[str, Discovery] = {}
         earlier = 0.0  # seconds spent by the run this one resumes
-        if self.resume:
+        saved = self._load(pool) if self.resume else None
+        if saved is not None:
             assert self.workdir is not None
-            saved = self._load(pool)
             links = ParentLinks(self.workdir / "links", levels=saved["depth"])
             depth, distinct, generated = saved["depth"], saved["distinct"], saved["generated"]
             earlier = saved["seconds"]
@@ -229,11 +229,13 @@ class Explorer:
         }
         checkpoint.commit(self.workdir, depth, folder, manifest)
 
-    def _load(self, pool: _Pool) -> dict[str, Any]:
+    def _load(self, pool: _Pool) -> dict[str, Any] | None:
         """The newest saved level that verifies (`checkpoint.saved_level`): its part files, in
-        the order the workers saved them."""
+        the order the workers saved them; None if the run stopped before saving one."""
         assert self.workdir is not None
         saved = checkpoint.saved_level(self.workdir, self._identity(), ("parts",))
+        if saved is None:
+            return None
         folder = checkpoint.level_dir(self.workdir, int(saved["depth"]))
         names = [str(part[0]) for part in saved["parts"]]
         if SEEN not in saved["files"] or any(name not in saved["files"] for name in names):

@@ -151,7 +151,7 @@ class SparkRun:
                     item.destroy() if hasattr(item, "destroy") else item.unpersist()
 
     def _run(self) -> Exploration:
-        saved = self._load_manifest() if self.resume else {}
+        saved = (self._load_manifest() if self.resume else None) or {}
         sc, limits, P = self.sc, self.limits, self.partitions
         start = time.monotonic()
         self.deadline = time.time() + limits.max_seconds if limits.max_seconds else 0.0
@@ -299,10 +299,12 @@ class SparkRun:
         to resume from."""
         checkpoint.commit(self.workdir, counts["depth"], None, {**self._identity(), **counts})
 
-    def _load_manifest(self) -> dict[str, Any]:
+    def _load_manifest(self) -> dict[str, Any] | None:
         """The newest saved level that verifies (`checkpoint.saved_level`), with a partition
-        file for each partition it was saved with."""
+        file for each partition it was saved with; None if the run stopped before saving one."""
         saved = checkpoint.saved_level(self.workdir, self._identity(), ("level_size", "partitions"))
+        if saved is None:
+            return None
         if self.requested_partitions and self.requested_partitions != saved["partitions"]:
             raise UsageError(
                 f"--resume: the run in {self.workdir} used {saved['partitions']} partitions"
