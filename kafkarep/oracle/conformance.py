@@ -150,21 +150,21 @@ def _new_isr(value: Any, where: At) -> list[Any]:
     return list(value)
 
 
+# A partition_change action's broker lists.
+PARTITION_CHANGE_TARGETS = (
+    "target_isr",
+    "target_replicas",
+    "target_adding",
+    "target_removing",
+    "target_elr",
+    "target_last_known_elr",
+    "unclean_shutdown_replicas",
+)
+
 # Each action type's fields: (check, required).
 ACTION_FIELDS: dict[str, dict[str, tuple[Callable[[Any, At], Any], bool]]] = {
     "partition_change": {
-        **{
-            key: (shape.optional(shape.brokers), False)
-            for key in (
-                "target_isr",
-                "target_replicas",
-                "target_adding",
-                "target_removing",
-                "target_elr",
-                "target_last_known_elr",
-                "unclean_shutdown_replicas",
-            )
-        },
+        **{key: (shape.optional(shape.brokers), False) for key in PARTITION_CHANGE_TARGETS},
         "target_leader_recovery_state": (shape.optional(RECOVERY), False),
         "election": (shape.one_of(list(ELECTIONS)), False),
     },
@@ -454,17 +454,7 @@ def _mentioned_brokers(case: dict[str, Any]) -> set[int]:
     return {i for i in ids if isinstance(i, int) and i >= 0}
 
 
-BROKER_LISTS = (
-    "new_isr",
-    "target",
-    "target_isr",
-    "target_replicas",
-    "target_adding",
-    "target_removing",
-    "target_elr",
-    "target_last_known_elr",
-    "unclean_shutdown_replicas",
-)
+BROKER_LISTS = ("new_isr", "target", *PARTITION_CHANGE_TARGETS)
 
 
 def _partition_change(m: ClusterMetadata, a: dict[str, Any]) -> Outcome:
