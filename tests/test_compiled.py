@@ -154,3 +154,29 @@ def test_compiled_and_python_find_the_same(model: Path, auto: None) -> None:
     assert python["file"].endswith(".py") and fast["file"].endswith(SUFFIX)
     assert python["counts"] == fast["counts"]
     assert python["violations"] == fast["violations"] and python["reached"] == fast["reached"]
+
+
+def kafkarep(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    env.pop("KAFKAREP_COMPILED", None)
+    command = [sys.executable, "-m", "kafkarep", *args]
+    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
+
+
+def test_a_compiled_run_replays_its_traces(tmp_path: Path, auto: None) -> None:
+    """A trace is checked against the state types' annotations, which a compiled NamedTuple does
+    not keep (every field reads `type`): they come from the Python source. A trace with a field
+    of the wrong type is still refused in one line."""
+    built()
+    model = ROOT / "models" / "mutations" / "hwm_below_min_isr.toml"
+    assert kafkarep("check", str(model), cwd=tmp_path).returncode == 0
+    trace = next(tmp_path.glob("reports/traces/*/min_isr_commit.hwm.itf.json"))
+    replay = kafkarep("replay", "--quiet", str(trace), cwd=tmp_path)
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout.startswith("confirmed: min_isr_commit.hwm violated")
+    document = json.loads(trace.read_text())
+    document["states"][1]["controller"] = "a controller"
+    trace.write_text(json.dumps(document))
+    replay = kafkarep("replay", "--quiet", str(trace), cwd=tmp_path)
+    assert replay.returncode == 2 and len(replay.stderr.splitlines()) == 1, replay.stderr
+    assert "states[1].controller" in replay.stderr

@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
             limits=limits,
             symmetry=args.symmetry,
             reduction=args.reduction,
+            liveness=args.liveness,
             reports=args.reports,
             quiet=args.quiet,
             workers=args.workers,

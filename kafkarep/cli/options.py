@@ -6,8 +6,8 @@ import argparse
 
 
 def add_search_options(parser: argparse.ArgumentParser, whose: str) -> None:
-    """--symmetry, --reduction and --workers; `whose` says whose setting is the default
-    ("the model's", "each model's")."""
+    """--symmetry, --reduction, --liveness and --workers; `whose` says whose setting is the
+    default ("the model's", "each model's")."""
     parser.add_argument(
         "--symmetry",
         action=argparse.BooleanOptionalAction,
@@ -20,6 +20,12 @@ def add_search_options(parser: argparse.ArgumentParser, whose: str) -> None:
         default=None,
         help="the sound state reductions of kafkarep/model/reduction.py (default: on, unless "
         "[check] reduction = false)",
+    )
+    parser.add_argument(
+        "--liveness",
+        action="store_true",
+        help="check the liveness properties too, under weak fairness (explorer only; default: "
+        "[check] liveness)",
     )
     parser.add_argument(
         "--workers",

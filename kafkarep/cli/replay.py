@@ -1,7 +1,11 @@
 """`kafkarep replay TRACE`: re-run a counterexample through the rules and confirm it.
 
 The trace's action-index path is replayed from the model's initial state; every replayed state
-must equal the recorded one, and the recorded property clause must be violated at the end.
+must equal the recorded one, and the recorded property clause must be violated at the end. A
+liveness counterexample (a lasso, `#meta.kafkarep.loop`) must close its cycle (the last state is
+the one it loops to, up to the model's sound reductions), be weakly fair (every fair unit that is
+enabled in every state of the cycle is taken on it; a stutter only where no fair step is
+enabled), and keep the goal false for one subject from a state where the premise holds on.
 Exit 0 when confirmed, 1 when the trace no longer reproduces (the first differing step is named),
 2 for a missing or malformed trace or model file.
 """
@@ -16,11 +20,16 @@ from rich.console import Console
 
 from kafkarep import properties as registry
 from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.model.config import ModelError
+from kafkarep.model.actions import enabled
+from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.initial import with_initial
-from kafkarep.model.replay import ReplayError, replay_path
+from kafkarep.model.reduction import reduce
+from kafkarep.model.replay import ReplayError, Trace, replay_path
+from kafkarep.model.state import ClusterState
 from kafkarep.output.itf import TraceFileError, read_trace, to_itf
 from kafkarep.output.steps import render
+from kafkarep.properties import Property
+from kafkarep.properties.fairness import describe, is_fair, unit
 from kafkarep.properties.model_files import load_model
 
 
@@ -58,6 +67,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.trace}: #meta.kafkarep.initial: {error} in {cfg.path}") from None
     clause = meta["property"]
     check = _clause(clause)
+    prop = registry.BY_NAME.get(clause)
+    if meta.get("loop") is not None and (prop is None or not prop.liveness):
+        raise UsageError(
+            f"{args.trace}: #meta.kafkarep.loop given for {clause!r}, not a liveness property"
+        )
+    if meta.get("loop") is None and prop is not None and prop.liveness:
+        raise UsageError(
+            f"{args.trace}: #meta.kafkarep.loop missing for liveness property {clause!r}"
+        )
+    if prop is not None and prop.liveness:
+        check = prop.goal()
     if check is None:
         raise UsageError(f"{args.trace}: #meta.kafkarep.property: unknown clause {clause!r}")
     path = tuple(meta["path"])
@@ -77,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
                     highlight=False,
                 )
                 return EXPECTATION_NOT_MET
+    if prop is not None and prop.liveness:
+        return _lasso(cfg, prop, trace, int(meta["loop"]), args, console)
     witness = check(cfg, trace.final)
     if not args.quiet:
         render(trace, f"replay of {args.trace}: {clause} on {cfg.path}", witness, console)
@@ -87,6 +109,80 @@ def run(args: argparse.Namespace) -> int:
         f"confirmed: {clause} violated after {len(trace.steps)} steps: {witness}", highlight=False
     )
     return OK
+
+
+def _lasso(
+    cfg: ModelConfig,
+    prop: Property,
+    trace: Trace,
+    loop: int,
+    args: argparse.Namespace,
+    console: Console,
+) -> int:
+    """Confirm a liveness counterexample: the cycle closes, is fair, and never meets the goal."""
+    states = [trace.initial] + [step.after for step in trace.steps]
+    if loop > len(trace.steps):
+        raise UsageError(f"{args.trace}: #meta.kafkarep.loop {loop} is past the last state")
+    problem = _closes(cfg, states, loop) or _fair(cfg, trace, loop)
+    subject = None if problem else _subject(cfg, prop, states, loop)
+    if not args.quiet:
+        render(trace, f"replay of {args.trace}: {prop.name} on {cfg.path}", None, console, loop)
+    if problem is None and subject is None:
+        problem = f"no subject of {prop.name} stays short of its goal on the lasso"
+    if problem is not None:
+        console.print(f"not reproduced: {problem}", highlight=False)
+        return EXPECTATION_NOT_MET
+    cycle = len(trace.steps) - loop
+    shape = (
+        f"a cycle of {cycle} steps back to state {loop}" if cycle else f"stuttering at state {loop}"
+    )
+    console.print(
+        f"confirmed: {prop.name} violated for {subject}: a fair lasso of {len(trace.steps)} steps "
+        f"ending in {shape}, the goal never met",
+        highlight=False,
+    )
+    return OK
+
+
+def _closes(cfg: ModelConfig, states: list[ClusterState], loop: int) -> str | None:
+    if loop == len(states) - 1:
+        return None  # a stutter: `_fair` checks that it may
+    reduced = cfg._replace(check=cfg.check._replace(reduction=True))
+    if reduce(reduced, states[-1]) != reduce(reduced, states[loop]):
+        return f"the last state is not state {loop}: the cycle does not close"
+    return None
+
+
+def _fair(cfg: ModelConfig, trace: Trace, loop: int) -> str | None:
+    """Weak fairness on the cycle: a fair unit enabled in each of its states is taken on it."""
+    states = [trace.initial] + [step.after for step in trace.steps]
+    cycle_states = states[loop:-1] if loop < len(trace.steps) else states[loop:]
+    taken = {unit(step.action) for step in trace.steps[loop:]}
+    always: set[int] | None = None
+    for state in cycle_states:
+        here = {unit(a) for a in enabled(cfg, state) if is_fair(cfg, unit(a))}
+        always = here if always is None else always & here
+    starved = sorted((always or set()) - taken)
+    if starved:
+        names = ", ".join(describe(code) for code in starved)
+        return f"the cycle is not fair: {names} stays enabled and is never taken"
+    return None
+
+
+def _subject(cfg: ModelConfig, prop: Property, states: list[ClusterState], loop: int) -> str | None:
+    """A subject whose goal is false from a state where its premise holds to the end (the cycle
+    included), or None."""
+    names = prop.subjects(cfg) if prop.subjects else ("the partition",)
+    goal, premise = prop.goal(), prop.premise()
+    goals = [goal(cfg, s) for s in states]
+    premises = [premise(cfg, s) if premise else 0 for s in states]
+    for bit, name in enumerate(names):
+        free = [not (g >> bit) & 1 for g in goals]
+        starts = [0] if premise is None else [i for i, p in enumerate(premises) if (p >> bit) & 1]
+        for start in starts:
+            if all(free[min(start, loop) :]):
+                return name
+    return None
 
 
 def _clause(name: str) -> Any:

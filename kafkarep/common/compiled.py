@@ -23,6 +23,7 @@ code would refuse where the rules say `int`, and compiling them gains nothing me
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -32,10 +33,10 @@ import sysconfig
 import tempfile
 import time
 from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec
-from importlib.util import find_spec, spec_from_file_location
+from importlib.util import find_spec, module_from_spec, spec_from_file_location
 from pathlib import Path
 from types import ModuleType
-from typing import NamedTuple
+from typing import Any, NamedTuple, get_type_hints
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the kafkarep package these sources are in
 SUFFIX = EXTENSION_SUFFIXES[0]  # ".cpython-311-x86_64-linux-gnu.so"
@@ -150,6 +151,32 @@ def install() -> Status:
             with contextlib.suppress(OSError):
                 os.utime(STATUS.build)  # used now: `_prune` keeps the builds used last
     return STATUS
+
+
+def type_hints(record: type) -> dict[str, Any]:
+    """The type hints of a class as its Python source declares them. A compiled NamedTuple keeps
+    only erased ones (every field `type` or `tuple`), so for a class of a compiled module they
+    are read from that module's source, run once in a module of its own
+    (`_python_source.<name>`) that nothing else imports."""
+    module = sys.modules[record.__module__]
+    if not isinstance(getattr(module.__spec__, "loader", None), ExtensionFileLoader):
+        return get_type_hints(record)
+    source = _python_module(record.__module__)
+    found: Any = source
+    for part in record.__qualname__.split("."):
+        found = getattr(found, part)
+    return get_type_hints(found)
+
+
+@functools.cache
+def _python_module(name: str) -> ModuleType:
+    file = PACKAGE.parent.joinpath(*name.split(".")).with_suffix(".py")
+    spec = spec_from_file_location(f"_python_source.{name}", file)
+    assert spec is not None and spec.loader is not None, file
+    module = module_from_spec(spec)
+    sys.modules[spec.name] = module  # get_type_hints reads a class's globals from there
+    spec.loader.exec_module(module)
+    return module
 
 
 def note(status: Status | None = None) -> str | None:

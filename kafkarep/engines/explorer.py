@@ -34,7 +34,8 @@ import numpy as np
 from kafkarep import properties
 from kafkarep.common.exit_codes import UsageError
 from kafkarep.common.failpoints import reach
-from kafkarep.engines import checkpoint
+from kafkarep.engines import checkpoint, liveness
+from kafkarep.engines.graph import GraphFiles
 from kafkarep.engines.kernel import ACTION_BITS, Totals, clauses, finish, stop_reason
 from kafkarep.engines.links import ParentLinks
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress, RunOptions
@@ -43,6 +44,7 @@ from kafkarep.engines.worker import Candidates, Worker
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.properties import Property
+from kafkarep.properties.fairness import describe, is_fair
 
 ACTION_MASK = (1 << ACTION_BITS) - 1
 SEEN = "seen.npy"  # a saved level's seen set
@@ -83,6 +85,7 @@ class Explorer:
         chosen = tuple(properties)
         self.property_names = tuple(p.name for p in chosen)
         self.always, self.sometimes = clauses(chosen)
+        self.liveness = tuple(p for p in chosen if p.liveness)
         self.limits = limits
         self.stop_when_found = set(stop_when_found)
         self.progress = progress
@@ -96,6 +99,11 @@ class Explorer:
         self.resume = resume
         if resume and workdir is None:
             raise UsageError("--resume needs --workdir DIR: the work dir of the run to resume")
+        if self.liveness and symmetry:
+            raise UsageError(
+                "liveness is not checked under symmetry reduction (fairness is per broker, which "
+                "symmetry renames): run without --symmetry"
+            )
 
     def run(self) -> Exploration:
         # States are acyclic tuples: the cycle collector only costs time (2-3x) while millions
@@ -127,13 +135,17 @@ class Explorer:
             reached = checkpoint.discoveries(saved["reached"])
             seen.sorted = np.load(checkpoint.level_dir(self.workdir, depth) / SEEN)
             sizes = pool.resume(saved["parts"])
+            graph = self._graph(pool, depth)
         else:
             if self.workdir is not None:
                 checkpoint.clear(self.workdir)
             links = ParentLinks((self.workdir or pool.workdir) / "links")
+            graph = self._graph(pool, -1)
             fp0 = pool.start(initial_state(cfg))
             seen.add(np.array([fp0], dtype=np.uint64))
             self._record(violations, pool.check(set()), 0, links)
+            if graph is not None:
+                graph.add_level(0, np.array([fp0], dtype=np.uint64), pool.masks())
             sizes = [1] + [0] * (pool.size - 1)
             generated, depth, distinct = 1, 0, 1
         reason, last = "exhausted", start
@@ -143,7 +155,7 @@ class Explorer:
                 reason = stop
                 break
             parts = pool.expand(
-                seen, deadline, set(reached), sizes, depth, distinct, generated, start
+                seen, deadline, set(reached), sizes, depth, distinct, generated, start, graph
             )
             generated += sum(p.generated for p in parts)
             reach("expanded", depth + 1)
@@ -163,6 +175,8 @@ class Explorer:
             reach("linked", depth)
             sizes = pool.keep(chosen)
             self._record(violations, pool.check(set(violations)), depth, links)
+            if graph is not None:
+                graph.add_level(depth, fps, pool.masks())
             now = time.monotonic()
             if self.workdir is not None:
                 counts = (depth, distinct, generated, earlier + now - start)
@@ -173,16 +187,78 @@ class Explorer:
             if deadline and now > deadline:
                 reason = f"time limit {limits.max_seconds:g}s"
                 break
-        seconds = earlier + time.monotonic() - start
         spilled = pool.spilled()
+        details: tuple[tuple[str, Any], ...] = (("spilled_states", spilled),) if spilled else ()
+        if graph is not None:
+            details += (("liveness", self._liveness(graph, links, violations, reason)),)
+        seconds = earlier + time.monotonic() - start
         return finish(
             Totals(distinct, generated, depth, seconds, reason, violations, reached),
             self.progress,
             pool.size,
             seen.nbytes,
             links.bytes_on_disk(),
-            (("spilled_states", spilled),) if spilled else (),
+            details,
         )
+
+    # --- liveness (`liveness.py`) ---------------------------------------------------------
+
+    def _graph(self, pool: _Pool, levels: int) -> GraphFiles | None:
+        if not self.liveness:
+            return None
+        pool.graph = GraphFiles((self.workdir or pool.workdir) / "graph", levels)
+        return pool.graph
+
+    def _liveness(
+        self,
+        graph: GraphFiles,
+        links: ParentLinks,
+        violations: dict[str, Discovery],
+        reason: str,
+    ) -> dict[str, Any]:
+        """Check the liveness properties on the complete graph; their lassos join the
+        violations. Returns the figures of the check (or why it was not made)."""
+        if reason != "exhausted":
+            return {"checked": False, "why": f"the search is incomplete ({reason})"}
+        started = time.monotonic()
+        on_disk = graph.bytes_on_disk()
+        loaded = graph.load(len(self.liveness))
+        fair = liveness.fairness(loaded, lambda code: is_fair(self.cfg, code))
+        for index, prop in enumerate(self.liveness):
+            subjects = prop.subjects(self.cfg) if prop.subjects else ("the partition",)
+            found = liveness.check(loaded, index, len(subjects), prop.kind == "eventually", fair)
+            if found is None:
+                continue
+            level = int(np.searchsorted(loaded.levels, found.start, side="right")) - 1
+            prefix = links.path_to(level, found.start - int(loaded.levels[level]))
+            stem = tuple(int(loaded.action[e]) for e in found.stem)
+            cycle = tuple(int(loaded.action[e]) for e in found.cycle)
+            loop = len(prefix) + len(stem)
+            units = sorted({describe(int(loaded.unit[e])) for e in found.cycle})
+            how = (
+                f"a cycle of {len(cycle)} steps from state {loop} ({', '.join(units)})"
+                if cycle
+                else f"stuttering at state {loop}, where no fair step is enabled"
+            )
+            witness = (
+                f"{subjects[found.subject]}: never reaches the goal; the behaviour ends in {how}"
+            )
+            violations[prop.name] = Discovery(
+                prop.name,
+                len(prefix) + len(stem) + len(cycle),
+                prefix + stem + cycle,
+                witness,
+                loop,
+            )
+        return {
+            "checked": True,
+            "states": loaded.n,
+            "edges": int(loaded.src.size),
+            "fair_units": int(fair.units.size),
+            "graph_bytes_on_disk": on_disk,
+            "graph_bytes_in_memory": sum(a.nbytes for a in (*loaded[1:], fair.words, fair.enabled)),
+            "seconds": round(time.monotonic() - started, 2),
+        }
 
     def _record(
         self,
@@ -282,6 +358,7 @@ class _Pool:
         self.explorer = explorer
         self.size = explorer.workers
         self.workdir = Path(tempfile.mkdtemp(prefix="kafkarep-explore-"))
+        self.graph: GraphFiles | None = None
         self.counters: Any = None
         if self.size == 1:
             self.local: Worker | None = _worker(explorer, self.workdir, self._tick)
@@ -365,16 +442,18 @@ class _Pool:
         distinct: int,
         generated: int,
         start: float,
+        graph: GraphFiles | None = None,
     ) -> list[Candidates]:
         self._progress_base = (depth, distinct, generated, sum(sizes), start)
+        steps = [graph.steps_path(depth, w) if graph else None for w in range(self.size)]
         if self.local is not None:
-            return [self.local.expand(seen.sorted, deadline, reached)]
+            return [self.local.expand(seen.sorted, deadline, reached, steps[0])]
         path = self.workdir / f"seen-{depth}.npy"
         np.save(path, seen.sorted)
         for i in range(self.size):
             self.counters[2 * i] = self.counters[2 * i + 1] = 0
         parts: list[Candidates] = self._call_all(
-            "expand", [(str(path), deadline, reached)] * self.size
+            "expand", [(str(path), deadline, reached, steps[w]) for w in range(self.size)]
         )
         path.unlink(missing_ok=True)
         return parts
@@ -455,6 +534,10 @@ class _Pool:
                     found[name] = (position, witness)
         return found
 
+    def masks(self) -> np.ndarray:
+        """The level's liveness masks, in level order (workers hold contiguous blocks)."""
+        return np.concatenate(self._call_all("masks", [()] * self.size))
+
     def spilled(self) -> int:
         return sum(self._call_all("spilled_count", [()] * self.size))
 
@@ -482,6 +565,7 @@ def _worker(explorer: Explorer, workdir: Path, tick: Callable[[int, int], None])
         tick,
         workdir,
         explorer.spill_after,
+        explorer.liveness,
     )
 
 
@@ -504,9 +588,9 @@ def _serve(conn: Connection, explorer: Explorer, index: int, counters: Any, work
             if method == "start":
                 reply: Any = worker.start(args[0]) if args[0] is not None else 0
             elif method == "expand":
-                path, deadline, reached = args
+                path, deadline, reached, steps = args
                 seen = np.load(path, mmap_mode="r")
-                reply = worker.expand(seen, deadline, reached)
+                reply = worker.expand(seen, deadline, reached, steps)
             else:
                 reply = getattr(worker, method)(*args)
         except Exception as error:
@@ -526,7 +610,7 @@ def explore(
     args = dict(options.engine_args)
     explorer = Explorer(
         cfg,
-        properties.select(cfg.check.properties),
+        properties.of_model(cfg),
         limits,
         stop_when_found=[name for name, _ in cfg.expect.violates],
         progress=progress,

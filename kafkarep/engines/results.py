@@ -23,6 +23,7 @@ class RunOptions(NamedTuple):
     reports: Path = Path("reports")
     quiet: bool = False
     workers: int = 0  # 0: every core
+    liveness: bool = False  # check the liveness properties too (the model file may ask already)
     engine_args: tuple[tuple[str, Any], ...] = ()
 
 
@@ -33,6 +34,9 @@ class Discovery(NamedTuple):
     depth: int
     path: tuple[int, ...]  # action indices from the initial state
     witness: str | None
+    # A liveness violation is a lasso: the path's last step returns to the state at this index
+    # (the states from it on repeat forever); equal to the path's length for a stutter.
+    loop: int | None = None
 
 
 class Progress(NamedTuple):

@@ -19,12 +19,15 @@ import numpy as np
 
 from kafkarep.common.failpoints import reach
 from kafkarep.engines.frontier import Entry, Frontier, dumps, loads
+from kafkarep.engines.graph import save_steps
 from kafkarep.engines.kernel import ACTION_BITS, Expander, Judge, StateCheck, StepCheck
 from kafkarep.engines.seen import contains_sorted
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, digests
 from kafkarep.model.reduction import reduce
 from kafkarep.model.state import ClusterState
+from kafkarep.properties import Property
+from kafkarep.properties.fairness import unit
 
 # Successors looked up in the seen set at once: sorted look-ups of a bigger batch share more of
 # their binary-search paths (at 15 million states: 660 ns a look-up in batches of 4,096, 440 in
@@ -53,8 +56,12 @@ class Worker:
         tick: Callable[[int, int], None] | None = None,
         workdir: Path | None = None,
         spill_after: int = 0,
+        liveness: tuple[Property, ...] = (),
     ) -> None:
         self.cfg = cfg
+        # Liveness needs the whole graph: every step is written out (`graph.py`), and each new
+        # state's premise and goal masks are computed.
+        self.liveness = liveness
         self.judge = Judge(cfg, always)
         self.sometimes = tuple(sometimes)
         self.symmetry = symmetry
@@ -81,18 +88,23 @@ class Worker:
         self.positions = np.zeros(1, dtype=np.int64)
         return Expander(self.cfg, (), (), self.symmetry).key(state, parts)
 
-    def expand(self, seen: np.ndarray, deadline: float, reached: set[str]) -> Candidates:
+    def expand(
+        self, seen: np.ndarray, deadline: float, reached: set[str], steps: str | None = None
+    ) -> Candidates:
+        """The level's new successors; with `steps`, every step generated is written there."""
         # States are acyclic tuples: the cycle collector only costs time while millions of them
         # are alive (2-3x), so it is off while a level expands.
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._expand(seen, deadline, reached)
+            return self._expand(seen, deadline, reached, steps)
         finally:
             if enabled:
                 gc.enable()
 
-    def _expand(self, seen: np.ndarray, deadline: float, reached: set[str]) -> Candidates:
+    def _expand(
+        self, seen: np.ndarray, deadline: float, reached: set[str], steps: str | None
+    ) -> Candidates:
         first: set[int] = set()  # fingerprints of this level's candidates so far
         fps: list[int] = []
         keys: list[int] = []
@@ -122,13 +134,20 @@ class Worker:
             batch_fp.clear()
 
         positions = self.positions.tolist()
+        step_keys: list[int] = []
+        step_fps: list[int] = []
+        step_units: list[int] = []
         for local, (state, parent_parts) in enumerate(self.frontier):
             count = len(batch)
-            for key, _, after, parts, fp in successors(
+            for key, action, after, parts, fp in successors(
                 state, parent_parts, positions[local] << ACTION_BITS
             ):
                 batch_fp.append(fp)
                 batch.append((fp, key, after, parts))
+                if steps is not None:
+                    step_keys.append(key)
+                    step_fps.append(fp)
+                    step_units.append(unit(action))
             generated += len(batch) - count
             if len(batch) >= BATCH:
                 flush()
@@ -139,6 +158,8 @@ class Worker:
                     timed_out = True
                     break
         flush()
+        if steps is not None and not timed_out:
+            save_steps(steps, step_keys, step_fps, step_units)
         self._new = new
         return Candidates(
             np.array(fps, dtype=np.uint64),
@@ -170,6 +191,19 @@ class Worker:
             (p, state, parts) for p, (state, parts) in zip(positions, self.frontier, strict=True)
         )
         return self.judge.first_violations(states, skip)
+
+    def masks(self) -> np.ndarray:
+        """Each frontier state's liveness masks, in level order: (premise, goal) per property,
+        cut to the property's subjects."""
+        cfg = self.cfg
+        checks = [(p.premise(), p.goal(), p.width(cfg)) for p in self.liveness]
+        rows = np.zeros((len(self.frontier), 2 * len(checks)), dtype=np.int64)
+        for row, (state, _) in enumerate(self.frontier):
+            for column, (premise, goal, width) in enumerate(checks):
+                if premise is not None:
+                    rows[row, 2 * column] = premise(cfg, state) & width
+                rows[row, 2 * column + 1] = goal(cfg, state) & width
+        return rows
 
     # --- rebalancing -------------------------------------------------------------------------
 

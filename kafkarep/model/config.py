@@ -16,6 +16,7 @@ from kafkarep.kafka.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig,
 from kafkarep.kafka.releases import NEWEST, line
 from kafkarep.model.logs import TRUNCATIONS
 from kafkarep.model.state import Budget
+from kafkarep.rules.guards import REFUSED
 
 ENGINES = ("explorer", "spark", "hypothesis", "z3")
 
@@ -31,7 +32,9 @@ class CheckConfig(NamedTuple):
     max_states: int = 0  # 0: no limit
     max_depth: int = 0
     max_seconds: float = 0.0
-    properties: tuple[str, ...] | None = None  # None: every property
+    properties: tuple[str, ...] | None = None  # None: every safety property
+    liveness: bool = False  # check every liveness property too (properties/liveness.py)
+    unfair: tuple[str, ...] = ()  # healing families without fairness (properties/fairness.py)
 
 
 class Expectation(NamedTuple):
@@ -107,6 +110,7 @@ SECTIONS = {
         "last_known_leader_acceptable",
         "unclean_shutdown_detection",
         "disable_guards",
+        "refuse_guards",
         "pending_isr_on_metadata",
         "truncation",
         "current_leader_epoch_in_fetch",
@@ -124,6 +128,8 @@ SECTIONS = {
         "max_depth",
         "max_seconds",
         "properties",
+        "liveness",
+        "unfair",
     },
     "expect": {"result", "distinct_states", "violates", "reached"},
     # Settings of one engine or extension, read by it (see ModelConfig.setting).
@@ -208,6 +214,12 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
     disabled = rules.get("disable_guards", [])
     if not isinstance(disabled, list) or not all(isinstance(g, str) for g in disabled):
         raise ModelError("[rules] disable_guards must be a list of guard names")
+    refused = rules.get("refuse_guards", [])
+    if not isinstance(refused, list) or not all(isinstance(g, str) for g in refused):
+        raise ModelError("[rules] refuse_guards must be a list of guard names")
+    # A guard that always refuses, to seed a liveness bug, is kept beside the switched-off ones
+    # with a "!" before its name (rules/guards.py).
+    disabled = [*disabled, *(REFUSED + name for name in refused)]
     try:
         options: RuleOptions = options_for_version(
             version,
@@ -362,6 +374,9 @@ def _check(section: dict[str, Any]) -> CheckConfig:
     seconds = section.get("max_seconds", 0)
     if not isinstance(seconds, int | float) or seconds < 0:
         raise ModelError("[check] max_seconds must be a number >= 0")
+    unfair = section.get("unfair", [])
+    if not isinstance(unfair, list) or not all(isinstance(f, str) for f in unfair):
+        raise ModelError("[check] unfair must be a list of action family names")
     return CheckConfig(
         engine=engine,
         symmetry=_bool(section, "check", "symmetry", False),
@@ -370,6 +385,8 @@ def _check(section: dict[str, Any]) -> CheckConfig:
         max_depth=_int(section, "check", "max_depth", 0, low=0),
         max_seconds=float(seconds),
         properties=properties,
+        liveness=_bool(section, "check", "liveness", False),
+        unfair=tuple(unfair),
     )
 
 

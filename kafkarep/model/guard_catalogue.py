@@ -22,6 +22,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
         "model.actions.alter_partition",
         "model.actions.data",
         "model.actions.failover",
+        "model.actions.lifecycle",
         "model.actions.metadata",
         "model.hwm",
         "model.metadata_cache",

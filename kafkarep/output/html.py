@@ -143,7 +143,7 @@ def _model(entry: Entry, slug: str, folder: Path, svg_dir: Path) -> str:
             f"<h3>{escape(', '.join(cx.clauses))} violated at depth {cx.depth} "
             f'<span class="badge {"passed" if cx.expected else "failed"}">{kind}</span></h3>'
         )
-        svg = trace_svg(cx.trace, cx.clauses, cx.witness, f"{slug}-{number}")
+        svg = trace_svg(cx.trace, cx.clauses, cx.witness, f"{slug}-{number}", cx.loop)
         file = svg_dir / slug / f"{number}.svg"
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text('<?xml version="1.0" encoding="utf-8"?>\n' + svg + "\n")

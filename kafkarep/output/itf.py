@@ -6,6 +6,10 @@ records are objects. A state here has the variables `controller`, `brokers`, `gh
 and `action` (the step that led to it; `init` for the first). kafkarep's own `#meta` holds the
 model file, the property clause, the witness and the action-index path, so `kafkarep replay`
 can re-run it through the rules.
+
+A liveness counterexample is a lasso: `#meta.kafkarep.loop` is the index of the state its last
+state equals (the last step closes the cycle; the last state itself when the behaviour stutters
+there). The top-level `loop` is ITF's: the index of the state that follows the last one.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ import types
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Union, get_args, get_origin
 
-from kafkarep.common import shape
+from kafkarep.common import compiled, shape
 from kafkarep.common.files import read_json
 from kafkarep.common.shape import At
 from kafkarep.model.actions import Action
@@ -86,7 +90,7 @@ def trace_document(trace: Trace, meta: dict[str, Any]) -> dict[str, Any]:
     states = [_state(0, trace.initial, None)]
     for number, step in enumerate(trace.steps, 1):
         states.append(_state(number, step.after, step.action))
-    return {
+    document = {
         "#meta": {
             "format": FORMAT,
             "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
@@ -97,6 +101,10 @@ def trace_document(trace: Trace, meta: dict[str, Any]) -> dict[str, Any]:
         "vars": VARS,
         "states": states,
     }
+    loop = meta.get("loop")
+    if loop is not None:
+        document["loop"] = loop if loop == len(trace.steps) else loop + 1
+    return document
 
 
 def _state(index: int, state: Any, action: Action | None) -> dict[str, Any]:
@@ -130,6 +138,7 @@ def read_trace(path: Path) -> dict[str, Any]:
     shape.field(meta, "property", where, shape.text)
     steps = shape.field(meta, "path", where, shape.each(shape.at_least(0)))
     shape.field(meta, "initial", where, shape.optional(_initial), None)
+    shape.field(meta, "loop", where, shape.optional(shape.at_least(0)), None)
     states = shape.field(document, "states", top, shape.array)
     if len(states) != len(steps) + 1:
         top.key("states").fail(
@@ -162,7 +171,7 @@ def _state_shape(value: Any, where: At) -> None:
 
 @cache
 def _hints(record: type) -> dict[str, Any]:
-    return get_type_hints(record)
+    return compiled.type_hints(record)
 
 
 def _typed(value: Any, hint: Any, where: At) -> None:

@@ -2,7 +2,8 @@
 
 Each state is flattened into named fields (`ctl.isr`, `b2.hwm`, `true_hwm`, ...); a step shows the
 actor, the action, its outcome (`model/replay.py`) and the fields that changed, old -> new. The
-initial state is printed in full once.
+initial state is printed in full once. A lasso (a liveness counterexample) marks the steps of its
+cycle with `↻` and says which state the last step returns to.
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ def render(
     title: str,
     witness: str | None = None,
     console: Console | None = None,
+    loop: int | None = None,
 ) -> None:
     console = console or Console(width=160)
     cfg = trace.cfg
@@ -168,12 +170,19 @@ def render(
         table.add_column(column, overflow="fold")
     for number, step in enumerate(trace.steps, 1):
         table.add_row(
-            str(number),
+            f"{number} ↻" if loop is not None and number > loop else str(number),
             step.action.actor_name(),
             step.action.describe(),
             step.outcome,
             "\n".join(changes(cfg, step.before, step.after)),
         )
     console.print(table)
+    if loop is not None and loop == len(trace.steps):
+        console.print(f"loop: the behaviour stays in state {loop} forever (no fair step enabled)")
+    elif loop is not None:
+        console.print(
+            f"loop: step {len(trace.steps)} returns to state {loop}; steps {loop + 1}-"
+            f"{len(trace.steps)} (↻) repeat forever"
+        )
     if witness:
         console.print(f"[bold red]violated:[/bold red] {witness}")

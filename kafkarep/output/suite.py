@@ -44,6 +44,7 @@ class Counterexample(NamedTuple):
     trace: Trace
     expected: bool  # the model expects each of these violations
     files: tuple[str, ...]  # the ITF traces
+    loop: int | None = None  # a lasso's: the state its last step returns to
 
     @property
     def depth(self) -> int:
@@ -54,7 +55,7 @@ class Counterexample(NamedTuple):
         out = io.StringIO()
         console = Console(file=out, width=width, color_system=None, force_terminal=False)
         title = f"{', '.join(self.clauses)} violated at depth {self.depth}"
-        render(self.trace, title, self.witness, console)
+        render(self.trace, title, self.witness, console, self.loop)
         if self.files:
             console.print(f"reproduce: kafkarep replay {self.files[0]}", highlight=False)
         return out.getvalue()
@@ -147,14 +148,17 @@ def counterexamples(report: ModelReport) -> tuple[Counterexample, ...]:
     """Each distinct violating path, replayed once through the rules (shortest first)."""
     cfg = report.cfg
     files = {r.property: r.trace_file for r in report.results if r.trace_file}
-    by_path: dict[tuple[int, ...], list[str]] = {}
+    by_path: dict[tuple[tuple[int, ...], int | None], list[str]] = {}
     witnesses: dict[str, str] = {}
     for clause, discovery in report.exploration.violations.items():
-        by_path.setdefault(discovery.path, []).append(clause)
+        by_path.setdefault((discovery.path, discovery.loop), []).append(clause)
         witnesses[clause] = discovery.witness or ""
     expected = [name for name, _ in cfg.expect.violates]
     out = []
-    for path, clauses in sorted(by_path.items(), key=lambda item: (len(item[0]), item[0])):
+    ordered = sorted(
+        by_path.items(), key=lambda item: (len(item[0][0]), item[0][0], item[0][1] or 0)
+    )
+    for (path, loop), clauses in ordered:
         clauses = sorted(clauses)
         out.append(
             Counterexample(
@@ -163,6 +167,7 @@ def counterexamples(report: ModelReport) -> tuple[Counterexample, ...]:
                 replay_path(cfg, path),
                 all(any(matches(name, c) for name in expected) for c in clauses),
                 tuple(files[c] for c in clauses if c in files),
+                loop,
             )
         )
     return tuple(out)
@@ -209,6 +214,8 @@ def cases(entry: Entry) -> list[Case]:
             summary = f"reached at depth {result.trace_length}"
         elif result.status == "not_reached":
             summary = "never reached" + ("" if name in cfg.expect.reached else " (not required)")
+        elif result.status == "unknown":  # a liveness property an incomplete search cannot decide
+            summary = result.witness or "not decided"
         else:
             summary = "holds"
         details = "\n".join(problems)
@@ -216,6 +223,8 @@ def cases(entry: Entry) -> list[Case]:
             details = (details + "\n\n" if details else "") + trace.text()
         if problems:
             out.append(Case(name, "failed", problems[0], details))
+        elif result is not None and result.status == "unknown":
+            out.append(Case(name, "skipped", summary, details))
         else:
             out.append(Case(name, "passed", summary, details))
     e = report.exploration

@@ -6,7 +6,9 @@
 Summary JSON, per model: `model`, `engine`, `distinct_states`, `generated_states`, `depth`,
 `seconds`, `complete`, `expectations_met`, `problems` (why an expectation was not met) and
 `results`: one `{property, status, trace_file, trace_length}` per clause, status `holds`,
-`violated`, `reached` or `not_reached`.
+`violated`, `reached` or `not_reached`; a liveness property has one result (its name), `holds`,
+`violated` (with `loop`, the state its lasso returns to) or `unknown` when the search that would
+decide it was incomplete.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class ClauseResult(NamedTuple):
     trace_file: str | None = None
     trace_length: int | None = None
     witness: str | None = None
+    loop: int | None = None
 
 
 class ModelReport(NamedTuple):
@@ -66,6 +69,7 @@ class ModelReport(NamedTuple):
                     "trace_file": r.trace_file,
                     "trace_length": r.trace_length,
                     **({"witness": r.witness} if r.witness else {}),
+                    **({"loop": r.loop} if r.loop is not None else {}),
                 }
                 for r in self.results
             ],
@@ -77,7 +81,27 @@ def clause_results(
     properties: tuple[Property, ...], exploration: Exploration, trace_files: dict[str, str]
 ) -> tuple[ClauseResult, ...]:
     results = []
+    checked = dict(exploration.details).get("liveness", {}).get("checked", False)
     for prop in properties:
+        if prop.liveness:
+            found = exploration.violations.get(prop.name)
+            if found is not None:
+                results.append(
+                    ClauseResult(
+                        prop.name,
+                        "violated",
+                        trace_files.get(prop.name),
+                        found.depth,
+                        found.witness,
+                        found.loop,
+                    )
+                )
+            else:
+                why = None if checked else "not decided: the search was incomplete"
+                results.append(
+                    ClauseResult(prop.name, "holds" if checked else "unknown", witness=why)
+                )
+            continue
         if prop.kind == "sometimes":
             found = exploration.reached.get(prop.name)
             status = "reached" if found else "not_reached"

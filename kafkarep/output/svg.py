@@ -135,10 +135,16 @@ class _Svg:
 
 
 def trace_svg(
-    trace: Trace, violated: Sequence[str] = (), witness: str | None = None, ident: str = "trace"
+    trace: Trace,
+    violated: Sequence[str] = (),
+    witness: str | None = None,
+    ident: str = "trace",
+    loop: int | None = None,
 ) -> str:
     """The trace as one self-contained `<svg>` element; `ident` prefixes its element ids
-    (`<ident>-lane-b1`, `<ident>-step-3`), unique when a page holds several pictures."""
+    (`<ident>-lane-b1`, `<ident>-step-3`), unique when a page holds several pictures. A lasso
+    (`loop`: the state its last step returns to) has its cycle's rows framed, and a line saying
+    where it loops (`<ident>-loop`)."""
     cfg = trace.cfg
     states = [trace.initial, *(step.after for step in trace.steps)]
     flat = [fields(cfg, s) for s in states]
@@ -146,6 +152,7 @@ def trace_svg(
     width = MARGIN * 2 + STEP_W + LANE_W * (1 + len(brokers))
     top = MARGIN + LEGEND_H + HEAD_H
     height = top + ROW_H * len(states) + MARGIN + (LINE_H * 2 if witness else 0)
+    height += LINE_H * 2 if loop is not None else 0
     svg = _Svg()
     label = f"counterexample: {', '.join(violated) or 'trace'} in {len(trace.steps)} steps"
     svg.add(
@@ -192,8 +199,23 @@ def trace_svg(
             broker = state.broker(b)
             _cell(svg, x, y, lane_changed, actor == b, offline=not broker.status.running)
             _broker(svg, x + PAD, y, b, broker, state, old, changed, elr=cfg.options.elr_enabled)
-        if violated and row == len(states) - 1:
+        if violated and row == len(states) - 1 and loop is None:
             svg.rect(MARGIN - 4, y + 1, width - 2 * MARGIN + 8, ROW_H - 2, class_="violated", rx=6)
+        if loop is not None and row >= loop:
+            svg.rect(MARGIN - 4, y + 1, width - 2 * MARGIN + 8, ROW_H - 2, class_="violated", rx=6)
+        svg.add("</g>")
+    if loop is not None:
+        y = top + body_h + LINE_H + 2 + (LINE_H * 2 if witness else 0)
+        last = len(trace.steps)
+        where = (
+            f"the behaviour stays in state {loop} forever"
+            if loop == last
+            else f"step {last} returns to state {loop}: steps {loop + 1}-{last} repeat forever"
+        )
+        svg.add(f'<g id="{ident}-loop">')
+        svg.line(
+            MARGIN + PAD, y, width - 2 * MARGIN, [Segment("lasso: ", False, "bad"), Segment(where)]
+        )
         svg.add("</g>")
     if witness:
         y = top + body_h + LINE_H + 2

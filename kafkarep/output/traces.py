@@ -26,11 +26,14 @@ def write_traces(
 ) -> dict[str, str]:
     """One ITF file per violated clause; one printed table per distinct path."""
     files: dict[str, str] = {}
-    by_path: dict[tuple[int, ...], list[Discovery]] = {}
+    by_path: dict[tuple[tuple[int, ...], int | None], list[Discovery]] = {}
     for discovery in exploration.violations.values():
-        by_path.setdefault(discovery.path, []).append(discovery)
+        by_path.setdefault((discovery.path, discovery.loop), []).append(discovery)
     folder = options.reports / "traces" / model_slug(cfg)
-    for path, discoveries in sorted(by_path.items(), key=lambda item: (len(item[0]), item[0])):
+    ordered = sorted(
+        by_path.items(), key=lambda item: (len(item[0][0]), item[0][0], item[0][1] or 0)
+    )
+    for (path, loop), discoveries in ordered:
         trace = replay_path(cfg, path)
         for d in discoveries:
             file = folder / f"{d.name}.itf.json"
@@ -45,6 +48,7 @@ def write_traces(
                     "engine": options.engine,
                     "depth": d.depth,
                     "distinct_states": exploration.distinct_states,
+                    **({"loop": d.loop} if d.loop is not None else {}),
                 },
             )
             files[d.name] = str(file)
@@ -57,6 +61,7 @@ def write_traces(
             f"(engine {options.engine}, {exploration.distinct_states:,} states explored)",
             "; ".join(d.witness or "" for d in discoveries),
             console,
+            loop,
         )
         console.print(
             f"replay token: {'/'.join(map(str, path)) or '(initial state)'}", highlight=False

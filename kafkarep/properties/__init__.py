@@ -13,13 +13,20 @@ least once: it proves the model reaches the interesting states.
     metadata                       the controller's metadata and the brokers' copies are sound
     (sometimes) record_committed, elr_leader_elected, reassignment_completed,
                 unclean_shutdown_hits_leader, leader_changed, isr_below_min_isr
+
+The liveness properties (`liveness.py`, under the weak fairness of `fairness.py`) are checked
+when a model asks for them (`[check] liveness = true`, `kafkarep check --liveness`, or by name in
+`[check] properties`): the explorer keeps the whole state graph for them, which a safety check
+does not need.
 """
 
 from __future__ import annotations
 
+from kafkarep.model.config import ModelConfig
 from kafkarep.properties import (
     completeness,
     durability,
+    liveness,
     log_matching,
     metadata_invariants,
     min_isr,
@@ -36,23 +43,33 @@ ALL: tuple[Property, ...] = (
     metadata_invariants.METADATA,
     *reachability.SOMETIMES,
 )
-BY_NAME = {p.name: p for p in ALL}
+LIVENESS: tuple[Property, ...] = liveness.LIVENESS
+BY_NAME = {p.name: p for p in ALL + LIVENESS}
 
 
 def clause_names() -> set[str]:
     """Every property name and every `property.clause` name."""
     names = set(BY_NAME)
-    for prop in ALL:
+    for prop in ALL:  # a liveness property is named whole
         names |= {f"{prop.name}.{clause.name}" for clause in prop.clauses}
     return names
 
 
-def select(names: tuple[str, ...] | None) -> tuple[Property, ...]:
-    """The properties a model checks: all, or those named (a clause name selects its property)."""
-    if names is None:
-        return ALL
-    wanted = {name.split(".")[0] for name in names}
-    return tuple(p for p in ALL if p.name in wanted)
+def select(names: tuple[str, ...] | None, with_liveness: bool = False) -> tuple[Property, ...]:
+    """The properties a model checks: every safety one, or those named (a clause name selects its
+    property); with every liveness property too when asked."""
+    chosen = ALL if names is None else ()
+    if names is not None:
+        wanted = {name.split(".")[0] for name in names}
+        chosen = tuple(p for p in ALL + LIVENESS if p.name in wanted)
+    if with_liveness:
+        chosen += tuple(p for p in LIVENESS if p not in chosen)
+    return chosen
 
 
-__all__ = ["ALL", "BY_NAME", "Clause", "Property", "clause_names", "select"]
+def of_model(cfg: ModelConfig) -> tuple[Property, ...]:
+    """The properties a model file selects (`[check] properties` and `liveness`)."""
+    return select(cfg.check.properties, cfg.check.liveness)
+
+
+__all__ = ["ALL", "BY_NAME", "LIVENESS", "Clause", "Property", "clause_names", "of_model", "select"]

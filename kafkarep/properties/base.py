@@ -1,9 +1,17 @@
-"""What a property is: a name, a kind, named clauses, one paragraph of intent, a source."""
+"""What a property is: a name, a kind, named clauses, one paragraph of intent, a source.
+
+Kinds: `always` (every clause holds in every reachable state), `sometimes` (some step reaches
+it), and the liveness kinds `eventually` (every fair behaviour reaches a state where the goal
+holds) and `leads_to` (P ~> Q: from every state where the premise holds, every fair behaviour
+reaches one where the goal holds). A liveness clause returns a bit mask over the property's
+subjects (brokers, written values, or the partition as one subject): bit i set when it holds for
+subject i, so one property states "for every broker b, P(b) ~> Q(b)" as TLA+ does with a
+quantifier."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from kafkarep.model.actions.base import Action
 from kafkarep.model.config import ModelConfig
@@ -11,6 +19,8 @@ from kafkarep.model.state import ClusterState
 
 StateCheck = Callable[[ModelConfig, ClusterState], str | None]
 StepCheck = Callable[[ModelConfig, ClusterState, Action, ClusterState], bool]
+MaskCheck = Callable[[ModelConfig, ClusterState], int]  # a liveness clause: a bit per subject
+Subjects = Callable[[ModelConfig], tuple[str, ...]]  # the subjects' names, bit 0 first
 
 # The clauses marked below (a set, not an attribute on the function: compiled functions take none)
 _READS_CONTROLLER: set[StateCheck] = set()
@@ -33,26 +43,43 @@ def on_partition_change(check: StepCheck) -> StepCheck:
     return check
 
 
-def needs_partition_change(check: StateCheck | StepCheck) -> bool:
+def needs_partition_change(check: StateCheck | StepCheck | MaskCheck) -> bool:
     return check in _ON_PARTITION_CHANGE
 
 
-def reads(check: StateCheck | StepCheck) -> str:
+def reads(check: StateCheck | StepCheck | MaskCheck) -> str:
     """What a clause reads: "controller" (see `reads_controller`) or the whole "state"."""
     return "controller" if check in _READS_CONTROLLER else "state"
 
 
 class Clause(NamedTuple):
     name: str
-    check: StateCheck | StepCheck
+    check: StateCheck | StepCheck | MaskCheck
 
 
 class Property(NamedTuple):
     name: str
-    kind: str  # "always" or "sometimes"
-    clauses: tuple[Clause, ...]
+    kind: str  # "always", "sometimes", "eventually" or "leads_to"
+    clauses: tuple[Clause, ...]  # liveness: ("premise", "goal") for leads_to, ("goal",)
     doc: str
     source: str
+    subjects: Subjects | None = None  # liveness only
+
+    @property
+    def liveness(self) -> bool:
+        return self.kind in LIVENESS_KINDS
+
+    def goal(self) -> MaskCheck:
+        """A liveness property's goal clause."""
+        return cast(MaskCheck, self.clauses[-1].check)
+
+    def premise(self) -> MaskCheck | None:
+        """A `leads_to` property's premise clause (None for `eventually`)."""
+        return cast(MaskCheck, self.clauses[0].check) if self.kind == "leads_to" else None
+
+    def width(self, cfg: ModelConfig) -> int:
+        """The mask of a liveness property's subjects in this model."""
+        return (1 << len(self.subjects(cfg))) - 1 if self.subjects is not None else 1
 
     def qualified(self, clause: Clause) -> str:
         return f"{self.name}.{clause.name}"
@@ -64,3 +91,17 @@ def always(name: str, doc: str, source: str, **clauses: StateCheck) -> Property:
 
 def sometimes(name: str, doc: str, source: str, check: StepCheck) -> Property:
     return Property(name, "sometimes", (Clause("reached", check),), doc, source)
+
+
+LIVENESS_KINDS = ("eventually", "leads_to")
+
+
+def eventually(name: str, doc: str, source: str, subjects: Subjects, goal: MaskCheck) -> Property:
+    return Property(name, "eventually", (Clause("goal", goal),), doc, source, subjects)
+
+
+def leads_to(
+    name: str, doc: str, source: str, subjects: Subjects, premise: MaskCheck, goal: MaskCheck
+) -> Property:
+    clauses = (Clause("premise", premise), Clause("goal", goal))
+    return Property(name, "leads_to", clauses, doc, source, subjects)

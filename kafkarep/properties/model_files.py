@@ -12,8 +12,10 @@ from typing import Any
 
 from kafkarep import properties
 from kafkarep.model import config
+from kafkarep.model.actions import FAMILIES
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.guard_catalogue import all_guards
+from kafkarep.rules.guards import REFUSED
 
 
 def load_model(path: str | Path) -> ModelConfig:
@@ -36,10 +38,18 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
 def check_names(cfg: ModelConfig) -> None:
     known_guards = all_guards()
     for name in sorted(cfg.options.disabled_guards):
-        if name not in known_guards:
+        key = "refuse_guards" if name.startswith(REFUSED) else "disable_guards"
+        if name.removeprefix(REFUSED) not in known_guards:
             raise ModelError(
-                f"[rules] disable_guards names an unknown guard {name!r}; "
+                f"[rules] {key} names an unknown guard {name.removeprefix(REFUSED)!r}; "
                 "`kafkarep check --list-guards` lists them"
+            )
+    known_families = {family.name for family in FAMILIES}
+    for name in cfg.check.unfair:
+        if name not in known_families:
+            raise ModelError(
+                f"[check] unfair names an unknown action family {name!r}; "
+                f"known: {', '.join(sorted(known_families))}"
             )
     _known_properties(cfg.check.properties or (), "[check] properties")
     _known_properties((name for name, _ in cfg.expect.violates), "[expect] violates")

@@ -3,7 +3,8 @@
 Every guard has a qualified name (`area.name`) and, for controller rules, the Kafka error it
 answers with, so a model file can switch one off by name to seed a bug (`disable_guards =
 ["alter_partition.partition_epoch_current"]`); `model/guard_catalogue.py` lists them all, so an
-unknown name is an input error rather than a silent no-op.
+unknown name is an input error rather than a silent no-op. A model may also make a guard refuse
+always (`refuse_guards`), to seed a liveness bug: a step that never happens.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any, NamedTuple
 
 from kafkarep.kafka.errors import Error
 from kafkarep.rules.terms import Term, ite, not_, or_
+
+REFUSED = "!"  # before a guard's name in the switched-off set: the guard always refuses
 
 
 class Guard(NamedTuple):
@@ -27,10 +30,17 @@ class Guard(NamedTuple):
         """False when a model switched this guard off (to seed a bug)."""
         return self.qualified not in disabled
 
+    def refuses_always(self, disabled: frozenset[str]) -> bool:
+        """True when a model made this guard refuse whatever it is asked (a seeded bug)."""
+        return REFUSED + self.qualified in disabled
+
     def passes(self, disabled: frozenset[str], *args: Any) -> Term:
-        """True when the predicate holds, or when the guard is switched off."""
+        """True when the predicate holds, or when the guard is switched off; False when it is
+        made to refuse always."""
         if self.qualified in disabled:
             return True
+        if disabled and REFUSED + self.qualified in disabled:
+            return False
         return self.check(*args)
 
 

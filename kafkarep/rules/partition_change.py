@@ -233,6 +233,14 @@ def _try_election(
     return t
 
 
+@guard("partition_change")
+def elr_member_electable(m: Metadata, t: Targets, replica: int) -> Term:
+    """KIP-966: with the ISR empty, a member of the ELR is a valid new leader
+    (`PartitionChangeBuilder.isValidNewLeader`, Kafka 4.1.0)."""
+    d = domain_of(m)
+    return and_(d.is_empty(t.isr), d.has(t.elr, replica))
+
+
 def elect_leader(
     m: Metadata, t: Targets, election: Election, acceptable: AcceptableLeader
 ) -> tuple[Term, Term]:
@@ -243,7 +251,7 @@ def elect_leader(
     def valid(replica: int) -> Term:
         # in the ISR, or in the ELR when the ISR is empty; and acceptable
         # (`PartitionChangeBuilder.isValidNewLeader`)
-        in_elr = and_(d.is_empty(t.isr), d.has(t.elr, replica))
+        in_elr = elr_member_electable.passes(options.disabled_guards, m, t, replica)
         return and_(or_(d.has(t.isr, replica), in_elr), acceptable(replica))
 
     choices: list[tuple[Term, Term, Term]] = []  # (condition, leader, unclean)

@@ -385,6 +385,8 @@ def describe_response(
     if not in_fetcher(replica, response):
         return "dropped: no longer in that leader's fetcher"
     for check in response_guards(cfg):
+        if check.refuses_always(cfg.options.disabled_guards):
+            return f"dropped: {check.name} made to refuse (seeded bug)"
         if not check.check(replica, response):
             enabled = check.enabled(cfg.options.disabled_guards)
             return f"{'dropped' if enabled else 'APPLIED (guard off)'}: {check.name} fails"

@@ -25,6 +25,7 @@ from kafkarep.rules import (
     RegisterBroker,
     UnfenceBroker,
 )
+from kafkarep.rules.guards import guard
 
 
 def _registration_fenced(state: ClusterState, broker_id: int) -> bool:
@@ -53,12 +54,22 @@ def fence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
     return _fence(cfg, state, action.arg)
 
 
+@guard("unfence")
+def caught_up_with_metadata(state: ClusterState, broker: Broker) -> bool:
+    """A fenced broker's heartbeat unfences it once the broker has caught up with the metadata
+    log (`BrokerHeartbeatManager.calculateNextBrokerState`, Kafka 4.1.0: its metadata offset
+    reaches its own RegisterBrokerRecord's). The model asks for the latest partition record,
+    which a running broker always reaches: stricter, never blocking for good."""
+    return controller.caught_up(state, broker)
+
+
 def unfence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    disabled = cfg.options.disabled_guards
     for broker_id, broker in enumerate(state.brokers, 1):
         if (
             broker.status == Status.RUNNING
             and _registration_fenced(state, broker_id)
-            and controller.caught_up(state, broker)
+            and caught_up_with_metadata.passes(disabled, state, broker)
         ):
             yield Action("unfence", CONTROLLER, broker_id)
 
