@@ -126,7 +126,7 @@ from kafkarep import properties
 from kafkarep.engines.explorer import Explorer
 from kafkarep.properties.model_files import load_model
 cfg = load_model(sys.argv[1])
-r = Explorer(cfg, properties.select(cfg.check.properties),
+r = Explorer(cfg, properties.of_model(cfg),
              stop_when_found=[n for n, _ in cfg.expect.violates]).run()
 counts = [r.distinct_states, r.generated_states, r.depth]
 print(json.dumps({"file": state.__file__, "counts": counts,

@@ -23,7 +23,7 @@ from kafkarep.cli.main import main
 from kafkarep.common import failpoints
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
-from kafkarep.properties import select
+from kafkarep.properties import of_model
 from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
@@ -103,7 +103,7 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(
 def test_the_saved_levels_are_the_last_two_completed_ones(tmp_path: Path) -> None:
     cfg = load_model(REASSIGNMENT)
     work = tmp_path / "work"
-    stopped = Explorer(cfg, select(cfg.check.properties), Limits(max_depth=5), workdir=work).run()
+    stopped = Explorer(cfg, of_model(cfg), Limits(max_depth=5), workdir=work).run()
     assert stopped.stop_reason == "depth limit 5"
     manifest = json.loads((work / "manifest.json").read_text())
     assert (manifest["depth"], manifest["distinct"]) == (5, stopped.distinct_states)
@@ -132,7 +132,7 @@ def test_a_work_dir_that_is_not_the_runs_is_refused(
 ) -> None:
     cfg = load_model(REASSIGNMENT)
     work = tmp_path / "work"
-    Explorer(cfg, select(cfg.check.properties), Limits(max_depth=3), workdir=work).run()
+    Explorer(cfg, of_model(cfg), Limits(max_depth=3), workdir=work).run()
     resume = ("--workdir", str(work), "--resume")
 
     assert "another model sha256" in refused(tmp_path, capsys, *resume, str(MUTATION))
@@ -163,7 +163,7 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def stopped_at_depth_5(tmp_path: Path) -> Path:
     cfg = load_model(REASSIGNMENT)
     work = tmp_path / "work"
-    Explorer(cfg, select(cfg.check.properties), Limits(max_depth=5), workdir=work).run()
+    Explorer(cfg, of_model(cfg), Limits(max_depth=5), workdir=work).run()
     return work
 
 

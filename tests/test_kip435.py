@@ -398,7 +398,7 @@ def test_plan_model_finds_a_seeded_bug() -> None:
     cfg = parse_model(raw)
     result = Explorer(
         cfg,
-        properties.select(cfg.check.properties),
+        properties.of_model(cfg),
         Limits(),
         stop_when_found=["leader_completeness"],
     ).run()
