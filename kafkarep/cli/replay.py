@@ -172,7 +172,7 @@ def _fair(cfg: ModelConfig, trace: Trace, loop: int) -> str | None:
 def _subject(cfg: ModelConfig, prop: Property, states: list[ClusterState], loop: int) -> str | None:
     """A subject whose goal is false from a state where its premise holds to the end (the cycle
     included), or None."""
-    names = prop.subjects(cfg) if prop.subjects else ("the partition",)
+    names = prop.subject_names(cfg)
     goal, premise = prop.goal(), prop.premise()
     goals = [goal(cfg, s) for s in states]
     premises = [premise(cfg, s) if premise else 0 for s in states]

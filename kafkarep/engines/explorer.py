@@ -225,7 +225,7 @@ class Explorer:
         loaded = graph.load(len(self.liveness))
         fair = liveness.fairness(loaded, lambda code: is_fair(self.cfg, code))
         for index, prop in enumerate(self.liveness):
-            subjects = prop.subjects(self.cfg) if prop.subjects else ("the partition",)
+            subjects = prop.subject_names(self.cfg)
             found = liveness.check(loaded, index, len(subjects), prop.kind == "eventually", fair)
             if found is None:
                 continue

@@ -7,20 +7,19 @@ for the level it expands, every step it generated, new successor or not: the par
 the action's index, the successor's fingerprint and the step's fairness unit. `load` turns them
 into id-to-id edges once the search is complete.
 
-Files past the level a run resumes from are dropped, as the parent links' are.
+Files past the level a run resumes from are dropped, as the parent links' are; every file is
+written aside and renamed, as theirs are.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-ACTION_BITS = 16
+from kafkarep.engines.kernel import ACTION_BITS
+from kafkarep.engines.links import save_array
 
 
 class Graph(NamedTuple):
@@ -37,12 +36,11 @@ class Graph(NamedTuple):
 
 
 class GraphFiles:
-    def __init__(self, folder: Path | None = None, levels: int = -1) -> None:
-        """Files in `folder` (else a temporary one); `levels` >= 0 continues a saved run after
-        that level: the states of later levels and the steps out of that level and later ones
-        are dropped (they are made again)."""
-        self._owned = folder is None
-        self.dir = Path(tempfile.mkdtemp(prefix="kafkarep-graph-")) if folder is None else folder
+    def __init__(self, folder: Path, levels: int = -1) -> None:
+        """Files in `folder`; `levels` >= 0 continues a saved run after that level: the states
+        of later levels and the steps out of that level and later ones are dropped (they are
+        made again)."""
+        self.dir = folder
         self.dir.mkdir(parents=True, exist_ok=True)
         if levels < 0:
             for file in self.dir.glob("*.npy"):
@@ -57,8 +55,8 @@ class GraphFiles:
         return str(self.dir / f"steps-{level:05d}-{worker:05d}.npy")
 
     def add_level(self, level: int, fps: np.ndarray, masks: np.ndarray) -> None:
-        _save(self.dir / f"states-{level:05d}.npy", fps.astype(np.uint64))
-        _save(self.dir / f"masks-{level:05d}.npy", masks.astype(np.int64))
+        save_array(self.dir / f"states-{level:05d}.npy", fps.astype(np.uint64))
+        save_array(self.dir / f"masks-{level:05d}.npy", masks.astype(np.int64))
 
     def load(self, properties: int) -> Graph:
         states = sorted(self.dir.glob("states-*.npy"))
@@ -97,10 +95,6 @@ class GraphFiles:
     def bytes_on_disk(self) -> int:
         return sum(f.stat().st_size for f in self.dir.glob("*.npy"))
 
-    def close(self) -> None:
-        if self._owned:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
 
 def save_steps(path: str, keys: list[int], fps: list[int], units: list[int]) -> None:
     """A worker's steps out of one level, whole or absent."""
@@ -108,13 +102,7 @@ def save_steps(path: str, keys: list[int], fps: list[int], units: list[int]) -> 
     rows[:, 0] = keys
     rows[:, 1] = np.array(fps, dtype=np.uint64).view(np.int64)
     rows[:, 2] = units
-    _save(Path(path), rows)
-
-
-def _save(path: Path, array: np.ndarray) -> None:
-    temporary = path.with_name(f".{path.name}.tmp.npy")
-    np.save(temporary, array)
-    os.replace(temporary, path)
+    save_array(Path(path), rows)
 
 
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:

@@ -27,11 +27,8 @@ class ParentLinks:
     def add_level(self, parents: np.ndarray, actions: np.ndarray) -> None:
         self.levels += 1
         # whole or absent: a run killed while writing them resumes from the level before
-        arrays = (("parents", parents.astype(np.int64)), ("actions", actions.astype(np.int32)))
-        for name, array in arrays:
-            temporary = self.dir / f".{name}.tmp.npy"
-            np.save(temporary, array)
-            os.replace(temporary, self.dir / f"{name}-{self.levels:05d}.npy")
+        save_array(self.dir / f"parents-{self.levels:05d}.npy", parents.astype(np.int64))
+        save_array(self.dir / f"actions-{self.levels:05d}.npy", actions.astype(np.int32))
 
     def path_to(self, level: int, position: int) -> tuple[int, ...]:
         path = []
@@ -49,3 +46,10 @@ class ParentLinks:
     def close(self) -> None:
         if self._owned:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    """An array file that appears whole or not at all: written aside, then renamed."""
+    temporary = path.with_name(f".{path.name}.tmp.npy")
+    np.save(temporary, array)
+    os.replace(temporary, path)

@@ -77,9 +77,13 @@ class Property(NamedTuple):
         """A `leads_to` property's premise clause (None for `eventually`)."""
         return cast(MaskCheck, self.clauses[0].check) if self.kind == "leads_to" else None
 
+    def subject_names(self, cfg: ModelConfig) -> tuple[str, ...]:
+        """A liveness property's subjects in this model, bit 0 first."""
+        return self.subjects(cfg) if self.subjects is not None else ("the partition",)
+
     def width(self, cfg: ModelConfig) -> int:
         """The mask of a liveness property's subjects in this model."""
-        return (1 << len(self.subjects(cfg))) - 1 if self.subjects is not None else 1
+        return (1 << len(self.subject_names(cfg))) - 1
 
     def qualified(self, clause: Clause) -> str:
         return f"{self.name}.{clause.name}"

@@ -7,10 +7,10 @@ KIP-966's availability claim and a return to full replication. Each is checked o
 graph by the explorer (`engines/liveness.py`): a violation is a lasso, a path to a cycle that
 fair behaviour may follow forever without the goal.
 
-The model has no request timeouts: Kafka answers an acks=all write still waiting after the
-producer's `timeout.ms` with REQUEST_TIMED_OUT (`DelayedProduce`), which would make every write
-"answered". `write_answered` asks for more: an answer from replication or from the leader giving
-up its leadership, never from a timer.
+The model has no request timeouts: Kafka answers an acks=all write still waiting when its
+produce request's timeout expires with REQUEST_TIMED_OUT (`DelayedProduce`, Kafka
+4.1.0), which would make every write "answered". `write_answered` asks for more: an answer from
+replication or from the leader giving up its leadership, never from a timer.
 """
 
 from __future__ import annotations
