@@ -1,6 +1,7 @@
-"""The state reductions (kafkarep/model/reduction.py) keep every verdict: on the reachable states
-of the models, a state and its reduced form are bisimilar, step by step, and the explorer's
-verdicts and shortest counterexample depths are the same with and without them."""
+"""The state reductions (kafkarep/model/reduction.py) keep every verdict, liveness masks included:
+on the reachable states of the models, a state and its reduced form are bisimilar, step by step,
+and the explorer's verdicts and shortest counterexample depths are the same with and without
+them."""
 
 from __future__ import annotations
 
@@ -71,8 +72,15 @@ def steps(cfg: ModelConfig, state: ClusterState) -> list[tuple[str, int, Cluster
     return [(a.name, a.actor, reduce(cfg, t)) for a, t in successors(cfg, state)]
 
 
-def verdicts(cfg: ModelConfig, state: ClusterState) -> list[bool]:
-    return [check(cfg, state) is None for _, check in ALWAYS]
+def verdicts(cfg: ModelConfig, state: ClusterState) -> list[object]:
+    """Every `always` clause's verdict, and every liveness property's premise and goal masks (the
+    liveness check reads them on reduced states)."""
+    masks = [
+        ((premise(cfg, state) if (premise := p.premise()) else 0) & p.width(cfg))
+        | (p.goal()(cfg, state) & p.width(cfg)) << 32
+        for p in properties.LIVENESS
+    ]
+    return [*(check(cfg, state) is None for _, check in ALWAYS), *masks]
 
 
 @pytest.mark.parametrize("path", SHAPES, ids=lambda p: str(p.relative_to(MODELS)))
