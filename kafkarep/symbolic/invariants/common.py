@@ -52,3 +52,12 @@ def views_only_advance(enc: Encoding) -> bool:
     """No family replaces a replica's view by an older one (or none): a going offline, a
     reassignment dropping the replica."""
     return not enc.reassigning and not _RESETS_VIEWS & {f.name for f in enc.families}
+
+
+_STOPS = {"crash", "crash_lossy", "shutdown_complete"}
+
+
+def stops(enc: Encoding) -> bool:
+    """Some family stops a broker: its replica then has no view until it restarts and acts on
+    its metadata again."""
+    return bool(_STOPS & {f.name for f in enc.families})

@@ -6,7 +6,7 @@ the partition agree."""
 from __future__ import annotations
 
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.invariants.common import brokers, replica
+from kafkarep.symbolic.invariants.common import brokers, replica, stops
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_
 from kafkarep.symbolic.state import FOLLOWER, ClusterState, FetchResponse, Replica
 
@@ -39,7 +39,9 @@ def epoch_carriers(enc: Encoding, sym: ClusterState) -> list[tuple[Term, Term, T
     out = [(True, sym.partition.leader_epoch, sym.partition.leader)]
     for b in brokers(enc):
         k = sym.brokers[b - 1]
-        out.append((k.replica.present, k.replica.view.leader_epoch, k.replica.view.leader))
+        # a stopped broker's replica has no view (only with stops: elsewhere the two are one)
+        viewed = k.replica.view.present if stops(enc) else k.replica.present
+        out.append((viewed, k.replica.view.leader_epoch, k.replica.view.leader))
         out.append(
             (k.fetch_response.present, k.fetch_response.leader_epoch, k.fetch_response.leader)
         )
@@ -107,17 +109,22 @@ def successive(enc: Encoding, a: RegistrationCopy, b: RegistrationCopy) -> Term:
     if enc.reassigning:
         return True
     s = enc.sets
-    _, partition_epoch_a, leader_epoch_a, _, isr_a = a
+    _, partition_epoch_a, leader_epoch_a, leader_a, isr_a = a
     _, partition_epoch_b, leader_epoch_b, leader_b, isr_b = b
     following = eq(partition_epoch_b, partition_epoch_a + 1)
     elected = and_(following, ne(leader_epoch_b, leader_epoch_a))
+    joined = s.subset(isr_b, s.union(isr_a, s.bit(leader_b)))
+    if enc.cfg.options.leader_epoch_bump_on_isr_shrink:
+        # before 3.6-IV0 an AlterPartition that drops a member bumps the leader epoch and may
+        # add another in the same change (`triggerLeaderEpochBumpForIsrShrinkIfNeeded`)
+        joined = implies(ne(leader_b, leader_a), joined)
     return and_(
         # a change moves the leader epoch by one at most (`PartitionRegistration.merge`)
         implies(following, leader_epoch_b <= leader_epoch_a + 1),
         implies(
             elected,
             and_(
-                s.subset(isr_b, s.union(isr_a, s.bit(leader_b))),
+                joined,
                 # a leader from outside the ISR (ELR, unclean, last known) is alone in it
                 implies(
                     and_(ne(leader_b, -1), not_(s.has(isr_a, leader_b))),

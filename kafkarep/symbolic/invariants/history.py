@@ -5,7 +5,7 @@ what any two records satisfy together (`pair`)."""
 from __future__ import annotations
 
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.invariants.common import brokers, replica, views_only_advance
+from kafkarep.symbolic.invariants.common import brokers, replica, stops, views_only_advance
 from kafkarep.symbolic.invariants.copies import (
     all_logs,
     consistent,
@@ -15,7 +15,7 @@ from kafkarep.symbolic.invariants.copies import (
 from kafkarep.symbolic.invariants.later_epochs import elr_and_last_known, rejoined
 from kafkarep.symbolic.invariants.structure import registration_shape
 from kafkarep.symbolic.lemmas import AnyFact, Fact
-from kafkarep.symbolic.ops import Term, and_, eq, implies, or_
+from kafkarep.symbolic.ops import Term, and_, eq, implies, not_, or_
 from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 
 
@@ -56,16 +56,26 @@ def _history_written(enc: Encoding, record: PartitionRegistration, sym: ClusterS
                     has,
                     or_(
                         *(
-                            and_(
-                                eq(record.leader, m),
-                                replica(sym, m).view.leader_epoch >= record.leader_epoch,
-                            )
+                            and_(eq(record.leader, m), reached(enc, sym, m, record.leader_epoch))
                             for m in brokers(enc)
                         )
                     ),
                 )
             )
     return and_(*parts)
+
+
+def reached(enc: Encoding, sym: ClusterState, m: int, leader_epoch: Term) -> Term:
+    """Broker m has reached the leader epoch. A stopped broker has no view, and remembers
+    nothing: it reaches the current epoch again when it restarts and catches up with the
+    metadata log first (`BrokerServer`: the initial catch-up), so it counts as having reached it
+    until then."""
+    view = replica(sym, m).view
+    if not stops(enc):
+        return view.leader_epoch >= leader_epoch
+    return or_(
+        and_(view.present, view.leader_epoch >= leader_epoch), not_(sym.brokers[m - 1].initialised)
+    )
 
 
 FACTS: tuple[Fact, ...] = (

@@ -12,6 +12,7 @@ from kafkarep.symbolic.invariants.common import (
     holds_prefix,
     log_well_formed,
     replica,
+    stops,
     views_only_advance,
 )
 from kafkarep.symbolic.invariants.copies import (
@@ -23,7 +24,16 @@ from kafkarep.symbolic.invariants.copies import (
 )
 from kafkarep.symbolic.lemmas import Invariant
 from kafkarep.symbolic.ops import Term, and_, epochs_within, eq, implies, ite, ne, not_, or_
-from kafkarep.symbolic.state import FOLLOWER, LEADER, NONE, ClusterState, PartitionRegistration
+from kafkarep.symbolic.state import (
+    FOLLOWER,
+    LEADER,
+    NONE,
+    STATUSES,
+    Broker,
+    ClusterState,
+    PartitionRegistration,
+    running,
+)
 
 
 def controller_shape(enc: Encoding, sym: ClusterState) -> Term:
@@ -47,6 +57,9 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
         s.subset(p.last_known_elr, s.union(replicas, s.bit(-1))),
         not_(p.recovering),
     ]
+    if stops(enc):
+        # every new leader epoch is a new partition epoch (`PartitionChangeBuilder.build`)
+        parts.append(p.leader_epoch <= p.partition_epoch)
     if enc.cfg.options.elr_enabled:
         parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
         parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.last_known_elr)))
@@ -71,11 +84,7 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
         v = r.view
         if b not in enc.cfg.replicas:
             return not_(r.present)
-        return and_(
-            r.present,
-            log_well_formed(enc, r.log, r.leo, v.leader_epoch),
-            r.hwm >= 0,
-            r.hwm <= r.leo,
+        viewed = (
             v.present,
             s.eq(v.replicas, replicas),
             v.leader_epoch >= 1,
@@ -94,8 +103,52 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
             eq(eq(r.role, NONE), eq(v.leader, -1)),
             or_(eq(r.role, LEADER), eq(r.role, FOLLOWER), eq(r.role, NONE)),
         )
+        if not stops(enc):
+            return and_(
+                r.present,
+                log_well_formed(enc, r.log, r.leo, v.leader_epoch),
+                r.hwm >= 0,
+                r.hwm <= r.leo,
+                *viewed,
+            )
+        top = ite(v.present, v.leader_epoch, sym.partition.leader_epoch)
+        return and_(
+            r.present,
+            log_well_formed(enc, r.log, r.leo, top),
+            r.hwm >= 0,
+            r.hwm <= r.leo,
+            k.applied_epoch >= 1,
+            k.applied_epoch <= sym.partition.partition_epoch,
+            or_(and_(*viewed), stopped(k)),
+            broker_epochs(sym, b),
+            or_(*(eq(k.status, status) for status in STATUSES)),
+            implies(not_(running(k)), stopped(k)),
+            # stopping fences it, a restart registers it fenced, and it is unfenced only once it
+            # has acted on its metadata (`BrokerHeartbeatManager`), so it does not lead
+            implies(not_(k.initialised), sym.registry[b - 1].fenced),
+            # the leader is never fenced: fencing it elects another (`handleBrokerFenced`)
+            implies(sym.registry[b - 1].fenced, ne(sym.partition.leader, b)),
+        )
 
     return every(enc, ok)
+
+
+def stopped(k: Broker) -> Term:
+    """A stopped broker's replica keeps its log (or none, lossy) and nothing else until the
+    broker, restarted, acts on its metadata again (`lifecycle.py: _stopped`)."""
+    r = k.replica
+    return and_(
+        not_(r.view.present),
+        eq(r.role, NONE),
+        not_(k.initialised),
+        not_(k.fetch_response.present),
+    )
+
+
+def broker_epochs(sym: ClusterState, b: int) -> Term:
+    """A running broker's epoch is its registration's; a stopped one's is not newer."""
+    k, registered = sym.brokers[b - 1], sym.registry[b - 1].epoch
+    return and_(k.epoch >= 0, k.epoch <= registered, implies(running(k), eq(k.epoch, registered)))
 
 
 def leader_state(enc: Encoding, sym: ClusterState) -> Term:
@@ -103,6 +156,12 @@ def leader_state(enc: Encoding, sym: ClusterState) -> Term:
     a proposal or unacknowledged writes."""
     s = enc.sets
     replicas = s.of(enc.cfg.replicas)
+
+    def known_epoch(epoch: Term, m: int) -> Term:
+        # a follower that restarted since its last fetch has a newer broker epoch
+        if stops(enc):
+            return and_(epoch >= 0, epoch <= sym.brokers[m - 1].epoch)
+        return eq(epoch, sym.brokers[m - 1].epoch)
 
     def ok(b: int) -> Term:
         r = replica(sym, b)
@@ -120,7 +179,7 @@ def leader_state(enc: Encoding, sym: ClusterState) -> Term:
                     f.leo <= r.leo,
                     eq(eq(f.leo, -1), eq(f.broker_epoch, -1)),
                     implies(f.fetched_this_epoch, f.leo >= 0),
-                    or_(eq(f.broker_epoch, -1), eq(f.broker_epoch, sym.brokers[m - 1].epoch)),
+                    or_(eq(f.broker_epoch, -1), known_epoch(f.broker_epoch, m)),
                 )
                 if m != b
                 else and_(eq(f.leo, -1), eq(f.broker_epoch, -1), not_(f.fetched_this_epoch))
@@ -326,7 +385,10 @@ def fetch_responses(enc: Encoding, sym: ClusterState) -> Term:
             )
         leader_at_least = and_(
             *(
-                implies(eq(f.leader, m), replica(sym, m).view.leader_epoch >= f.leader_epoch)
+                implies(
+                    and_(eq(f.leader, m), replica(sym, m).view.present if stops(enc) else True),
+                    replica(sym, m).view.leader_epoch >= f.leader_epoch,
+                )
                 for m in brokers(enc)
             )
         )
@@ -377,24 +439,34 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
     s = enc.sets
     replicas = s.of(enc.cfg.replicas)
 
+    def sent_by(epoch: Term, m: int) -> Term:
+        # the broker's epoch when it sent the request: older if it restarted since
+        if stops(enc):
+            return and_(epoch >= 0, epoch <= sym.brokers[m - 1].epoch)
+        return eq(epoch, sym.brokers[m - 1].epoch)
+
     def ok(b: int) -> Term:
         k = sym.brokers[b - 1]
         q, a, r = sym.ap_requests[b - 1], k.ap_response, k.replica
+        # a request outlives its sender's stop: it then compares with nothing the sender holds
+        current = eq(q.broker_epoch, k.epoch) if stops(enc) else True
         request = implies(
             q.present,
             and_(
                 not_(a.present),
                 q.leader_epoch >= 1,
                 q.leader_epoch <= sym.partition.leader_epoch,
-                q.leader_epoch <= r.view.leader_epoch,
+                implies(r.view.present, q.leader_epoch <= r.view.leader_epoch)
+                if stops(enc)
+                else q.leader_epoch <= r.view.leader_epoch,
                 q.partition_epoch >= 1,
                 q.partition_epoch <= sym.partition.partition_epoch,
                 s.has(q.isr, b),
                 s.subset(q.isr, replicas),
                 not_(q.recovering),
-                eq(q.broker_epoch, k.epoch),
+                sent_by(q.broker_epoch, b),
                 implies(
-                    and_(eq(r.role, LEADER), r.pending),
+                    and_(eq(r.role, LEADER), r.pending, current),
                     and_(
                         s.eq(q.isr, r.pending_isr),
                         eq(q.partition_epoch, r.pending_partition_epoch),
@@ -404,10 +476,7 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
                 *(
                     ite(
                         s.has(q.isr, m),
-                        or_(
-                            eq(q.member_epochs[m - 1], -1),
-                            eq(q.member_epochs[m - 1], sym.brokers[m - 1].epoch),
-                        ),
+                        or_(eq(q.member_epochs[m - 1], -1), sent_by(q.member_epochs[m - 1], m)),
                         eq(q.member_epochs[m - 1], 0),
                     )
                     for m in brokers(enc)
