@@ -124,9 +124,10 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
             or_(*(eq(k.status, status) for status in STATUSES)),
             implies(not_(running(k)), stopped(k)),
             # stopping fences it, a restart registers it fenced, and it is unfenced only once it
-            # has acted on its metadata (`BrokerHeartbeatManager`), so it does not lead
+            # has caught up with the metadata (`BrokerHeartbeatManager.calculateNextBrokerState`, 4.1.0)
             implies(not_(k.initialised), sym.registry[b - 1].fenced),
-            # the leader is never fenced: fencing it elects another (`handleBrokerFenced`)
+            # the leader is never fenced: fencing it moves the leadership
+            # out of every ISR (`ReplicationControlManager.handleBrokerFenced`, 4.1.0)
             implies(sym.registry[b - 1].fenced, ne(sym.partition.leader, b)),
         )
 
@@ -151,17 +152,19 @@ def broker_epochs(sym: ClusterState, b: int) -> Term:
     return and_(k.epoch >= 0, k.epoch <= registered, implies(running(k), eq(k.epoch, registered)))
 
 
+def remembered_epoch(enc: Encoding, sym: ClusterState, epoch: Term, m: int) -> Term:
+    """A broker epoch of broker m that something remembers (a leader's follower state, a request
+    in flight): m's own, or an older one where brokers can restart since."""
+    if stops(enc):
+        return and_(epoch >= 0, epoch <= sym.brokers[m - 1].epoch)
+    return eq(epoch, sym.brokers[m - 1].epoch)
+
+
 def leader_state(enc: Encoding, sym: ClusterState) -> Term:
     """A leader's Maximal ISR is its ISR plus its proposal; only a leader has follower state,
     a proposal or unacknowledged writes."""
     s = enc.sets
     replicas = s.of(enc.cfg.replicas)
-
-    def known_epoch(epoch: Term, m: int) -> Term:
-        # a follower that restarted since its last fetch has a newer broker epoch
-        if stops(enc):
-            return and_(epoch >= 0, epoch <= sym.brokers[m - 1].epoch)
-        return eq(epoch, sym.brokers[m - 1].epoch)
 
     def ok(b: int) -> Term:
         r = replica(sym, b)
@@ -179,7 +182,7 @@ def leader_state(enc: Encoding, sym: ClusterState) -> Term:
                     f.leo <= r.leo,
                     eq(eq(f.leo, -1), eq(f.broker_epoch, -1)),
                     implies(f.fetched_this_epoch, f.leo >= 0),
-                    or_(eq(f.broker_epoch, -1), known_epoch(f.broker_epoch, m)),
+                    or_(eq(f.broker_epoch, -1), remembered_epoch(enc, sym, f.broker_epoch, m)),
                 )
                 if m != b
                 else and_(eq(f.leo, -1), eq(f.broker_epoch, -1), not_(f.fetched_this_epoch))
@@ -439,12 +442,6 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
     s = enc.sets
     replicas = s.of(enc.cfg.replicas)
 
-    def sent_by(epoch: Term, m: int) -> Term:
-        # the broker's epoch when it sent the request: older if it restarted since
-        if stops(enc):
-            return and_(epoch >= 0, epoch <= sym.brokers[m - 1].epoch)
-        return eq(epoch, sym.brokers[m - 1].epoch)
-
     def ok(b: int) -> Term:
         k = sym.brokers[b - 1]
         q, a, r = sym.ap_requests[b - 1], k.ap_response, k.replica
@@ -464,7 +461,7 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
                 s.has(q.isr, b),
                 s.subset(q.isr, replicas),
                 not_(q.recovering),
-                sent_by(q.broker_epoch, b),
+                remembered_epoch(enc, sym, q.broker_epoch, b),
                 implies(
                     and_(eq(r.role, LEADER), r.pending, current),
                     and_(
@@ -476,7 +473,10 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
                 *(
                     ite(
                         s.has(q.isr, m),
-                        or_(eq(q.member_epochs[m - 1], -1), sent_by(q.member_epochs[m - 1], m)),
+                        or_(
+                            eq(q.member_epochs[m - 1], -1),
+                            remembered_epoch(enc, sym, q.member_epochs[m - 1], m),
+                        ),
                         eq(q.member_epochs[m - 1], 0),
                     )
                     for m in brokers(enc)
