@@ -124,7 +124,8 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
             or_(*(eq(k.status, status) for status in STATUSES)),
             implies(not_(running(k)), stopped(k)),
             # stopping fences it, a restart registers it fenced, and it is unfenced only once it
-            # has caught up with the metadata (`BrokerHeartbeatManager.calculateNextBrokerState`, 4.1.0)
+            # has caught up with the metadata
+            # (`BrokerHeartbeatManager.calculateNextBrokerState`, 4.1.0)
             implies(not_(k.initialised), sym.registry[b - 1].fenced),
             # the leader is never fenced: fencing it moves the leadership
             # out of every ISR (`ReplicationControlManager.handleBrokerFenced`, 4.1.0)
