@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+from kafkarep.cli.main import main
 from kafkarep.kafka.metadata import (
     BrokerRegistration,
     BrokerRegistry,
@@ -17,6 +20,14 @@ from kafkarep.kafka.metadata import (
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
+
+
+def prove(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """`kafkarep prove --quiet ARGS` with its reports and summary in tmp_path: the exit code and
+    the summary's first model."""
+    summary = tmp_path / "prove.json"
+    code = main(["prove", "--quiet", "--reports", str(tmp_path), "--json", str(summary), *args])
+    return code, json.loads(summary.read_text())["models"][0]
 
 
 def reg(

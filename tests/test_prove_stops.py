@@ -4,7 +4,6 @@ completeness properties do not, and bounded model checking shows it with traces 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +18,9 @@ from kafkarep.symbolic.invariants.common import replica
 from kafkarep.symbolic.invariants.strengthening import STRUCTURE
 from kafkarep.symbolic.lemmas import Invariant
 from kafkarep.symbolic.ops import and_, implies, not_
-from tests.helpers import ROOT
+from tests.helpers import ROOT, prove
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
-
-
-def prove(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    summary = tmp_path / "prove.json"
-    code = main(["prove", "--quiet", "--reports", str(tmp_path), "--json", str(summary), *args])
-    return code, json.loads(summary.read_text())["models"][0]
 
 
 def test_min_isr_commit_is_proved_with_elr_off_and_brokers_that_stop(tmp_path: Path) -> None:

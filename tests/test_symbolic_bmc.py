@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,16 +14,10 @@ from kafkarep.symbolic import bmc
 from kafkarep.symbolic.decoding import clause_check, concrete_trace
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.properties import clauses_of
-from tests.helpers import ROOT
+from tests.helpers import ROOT, prove
 
 MODELS = ROOT / "models"
 LRS = MODELS / "history" / "v35_last_replica_standing.toml"
-
-
-def prove(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    summary = tmp_path / "prove.json"
-    code = main(["prove", "--quiet", "--reports", str(tmp_path), "--json", str(summary), *args])
-    return code, json.loads(summary.read_text())["models"][0]
 
 
 def test_last_replica_standing_is_found_and_replays(tmp_path: Path) -> None:

@@ -37,8 +37,8 @@ from kafkarep.symbolic.ops import Term
 
 ERRORS = tuple(Error)
 ERROR = {e: i for i, e in enumerate(ERRORS)}
-RUNNING, SHUTTING_DOWN, OFFLINE_CLEAN, OFFLINE_UNCLEAN = (int(s) for s in Status)
-STATUSES = (RUNNING, SHUTTING_DOWN, OFFLINE_CLEAN, OFFLINE_UNCLEAN)
+STATUSES = tuple(int(s) for s in Status)
+RUNNING, SHUTTING_DOWN, OFFLINE_CLEAN, OFFLINE_UNCLEAN = STATUSES
 NONE, FOLLOWER, LEADER = (int(r) for r in Role)
 
 

@@ -45,16 +45,14 @@ def candidates(enc: Encoding, sym: ClusterState) -> Term:
     return enc.sets.union(sym.partition.isr, sym.partition.elr)
 
 
-_RESETS_VIEWS = {"crash", "crash_lossy", "controlled_shutdown", "shutdown_complete", "restart"}
+_STOPS = {"crash", "crash_lossy", "shutdown_complete"}
+_RESETS_VIEWS = _STOPS | {"controlled_shutdown", "restart"}
 
 
 def views_only_advance(enc: Encoding) -> bool:
     """No family replaces a replica's view by an older one (or none): a going offline, a
     reassignment dropping the replica."""
     return not enc.reassigning and not _RESETS_VIEWS & {f.name for f in enc.families}
-
-
-_STOPS = {"crash", "crash_lossy", "shutdown_complete"}
 
 
 def stops(enc: Encoding) -> bool:

@@ -116,7 +116,8 @@ def successive(enc: Encoding, a: RegistrationCopy, b: RegistrationCopy) -> Term:
     joined = s.subset(isr_b, s.union(isr_a, s.bit(leader_b)))
     if enc.cfg.options.leader_epoch_bump_on_isr_shrink:
         # before 3.6-IV0 an AlterPartition that drops a member bumps the leader epoch and may
-        # add another in the same change (`triggerLeaderEpochBumpForIsrShrinkIfNeeded`)
+        # add another in the same change (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded`
+        # at 3.5.0; KAFKA-15021)
         joined = implies(ne(leader_b, leader_a), joined)
     return and_(
         # a change moves the leader epoch by one at most (`PartitionRegistration.merge`)

@@ -68,8 +68,8 @@ def _history_written(enc: Encoding, record: PartitionRegistration, sym: ClusterS
 def reached(enc: Encoding, sym: ClusterState, m: int, leader_epoch: Term) -> Term:
     """Broker m has reached the leader epoch. A stopped broker has no view, and remembers
     nothing: it reaches the current epoch again when it restarts and catches up with the
-    metadata log first (`BrokerServer`: the initial catch-up), so it counts as having reached it
-    until then."""
+    metadata log first (`BrokerServer` at 4.1.0 waits for `initialCatchUpFuture`), so it counts
+    as having reached it until then."""
     view = replica(sym, m).view
     if not stops(enc):
         return view.leader_epoch >= leader_epoch

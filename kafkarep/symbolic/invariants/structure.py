@@ -58,7 +58,8 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
         not_(p.recovering),
     ]
     if stops(enc):
-        # every new leader epoch is a new partition epoch (`PartitionChangeBuilder.build`)
+        # every change moves the partition epoch by one, a new leader epoch with it
+        # (`PartitionRegistration.merge`, 4.1.0)
         parts.append(p.leader_epoch <= p.partition_epoch)
     if enc.cfg.options.elr_enabled:
         parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
