@@ -22,6 +22,8 @@ import pytest
 from kafkarep.cli.main import main
 from kafkarep.common import failpoints
 from kafkarep.engines.explorer import Explorer
+from kafkarep.engines.graph import GraphFiles
+from kafkarep.engines.links import ParentLinks
 from kafkarep.engines.results import Limits
 from kafkarep.properties import of_model
 from kafkarep.properties.model_files import load_model
@@ -268,3 +270,19 @@ def test_killed_at_24_random_failpoints_resumes(
     uninterrupted: dict[str, Any], tmp_path: Path
 ) -> None:
     resumes_after_kills(kill_points(24, seed=2), uninterrupted, tmp_path)
+
+
+def test_a_write_killed_half_way_is_dropped_on_resume(tmp_path: Path) -> None:
+    """A kill while an array was being written aside leaves `.NAME.tmp.npy` in the parent links'
+    and the liveness graph's folders; resuming drops it, and the whole files of the levels kept
+    stay (once, such a leftover made `--resume` fail with an internal error)."""
+    links_dir, graph_dir = tmp_path / "links", tmp_path / "graph"
+    links = ParentLinks(links_dir)
+    links.add_level(np.zeros(1, np.int64), np.zeros(1, np.int32))
+    GraphFiles(graph_dir).add_level(1, np.zeros(1, np.uint64), np.zeros((1, 2), np.int64))
+    for folder, name in ((links_dir, "parents-00002.npy"), (graph_dir, "states-00002.npy")):
+        np.save(folder / f".{name}.tmp.npy", np.zeros(1))
+    ParentLinks(links_dir, levels=1)
+    GraphFiles(graph_dir, levels=1)
+    assert sorted(f.name for f in links_dir.iterdir()) == ["actions-00001.npy", "parents-00001.npy"]
+    assert sorted(f.name for f in graph_dir.iterdir()) == ["masks-00001.npy", "states-00001.npy"]

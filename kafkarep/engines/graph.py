@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kafkarep.engines.kernel import ACTION_BITS
-from kafkarep.engines.links import save_array
+from kafkarep.engines.links import save_array, whole_arrays
 
 
 class Graph(NamedTuple):
@@ -43,9 +43,9 @@ class GraphFiles:
         self.dir = folder
         self.dir.mkdir(parents=True, exist_ok=True)
         if levels < 0:
-            for file in self.dir.glob("*.npy"):
+            for file in whole_arrays(self.dir):
                 file.unlink()
-        for file in self.dir.glob("*.npy"):
+        for file in whole_arrays(self.dir):
             kind, level = file.stem.split("-")[:2]
             if int(level) > levels or (kind == "steps" and int(level) >= levels):
                 file.unlink()

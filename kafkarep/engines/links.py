@@ -20,7 +20,7 @@ class ParentLinks:
         self.dir = Path(tempfile.mkdtemp(prefix="kafkarep-links-")) if workdir is None else workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.levels = levels  # levels written, level 0 (the initial state) has none
-        for file in self.dir.glob("*.npy"):
+        for file in whole_arrays(self.dir):
             if int(file.stem.rpartition("-")[2]) > levels:
                 file.unlink()
 
@@ -46,6 +46,14 @@ class ParentLinks:
     def close(self) -> None:
         if self._owned:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def whole_arrays(folder: Path) -> list[Path]:
+    """The array files in `folder` that `save_array` finished; what a killed write left aside
+    is removed (it is written again)."""
+    for file in folder.glob(".*.tmp.npy"):
+        file.unlink()
+    return sorted(folder.glob("[!.]*.npy"))
 
 
 def save_array(path: Path, array: np.ndarray) -> None:
