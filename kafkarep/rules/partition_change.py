@@ -153,6 +153,11 @@ def committed(m: Metadata, record: Record, **decision: Any) -> Any:
     return d.outcome(m.partition, Decision(record, **decision))
 
 
+def completed_replicas(d: Any, replicas: Any, removing: Term) -> Any:
+    """The replicas a completed reassignment keeps: all but the removing ones, in order."""
+    return d.keep(replicas, lambda r: not_(d.has(removing, r)))
+
+
 def _complete_reassignment(m: Metadata, t: Targets) -> tuple[Targets, Term]:
     """Finish the reassignment when the final ISR covers the final replicas
     (`PartitionChangeBuilder.completeReassignmentIfNeeded`)."""
@@ -161,7 +166,7 @@ def _complete_reassignment(m: Metadata, t: Targets) -> tuple[Targets, Term]:
     if ongoing is False:
         return t, False
     final_isr = d.minus(t.isr, t.removing)
-    final_replicas = d.keep(t.replicas, lambda r: not_(d.has(t.removing, r)))
+    final_replicas = completed_replicas(d, t.replicas, t.removing)
     count = d.count(final_replicas)
     blocked = and_(not_(d.is_empty(t.removing)), or_(d.is_empty(final_isr), eq(count, 0)))
     every_target = d.subset(d.members(final_replicas), final_isr)

@@ -55,6 +55,19 @@ def split(m: Metadata, target: tuple[int, ...]) -> ReassignmentSplit:
     return ReassignmentSplit(d.then_ascending(target, removing), d.minus(wanted, current), removing)
 
 
+def started(m: Metadata, target: tuple[int, ...]) -> ReassignmentSplit:
+    """The assignment a start (or change) writes: the split, where an empty new adding (or
+    removing) set leaves the old one of an ongoing reassignment in place
+    (`ReplicationControlManager.changePartitionReassignment`)."""
+    d, p = domain_of(m), m.partition
+    new = split(m, target)
+    return ReassignmentSplit(
+        new.replicas,
+        d.pick(d.is_empty(new.adding), p.adding, new.adding),
+        d.pick(d.is_empty(new.removing), p.removing, new.removing),
+    )
+
+
 class Revert(NamedTuple):
     """The replicas and ISR a cancel goes back to (`PartitionReassignmentRevert`)."""
 
@@ -152,19 +165,14 @@ def alter_reassignment(m: Metadata, request: AlterReassignmentRequest) -> Outcom
 def start_reassignment(m: Metadata, request: AlterReassignmentRequest) -> Outcome:
     """Grow to target + removing; the builder completes at once if the ISR allows it
     (`ReplicationControlManager.changePartitionReassignment`)."""
-    d, p = domain_of(m), m.partition
+    d = domain_of(m)
     refused = refusal(START_GUARDS, m.options.disabled_guards, d.code, m, request)
     if refused.refused is True:
         return _rejected(m, refused.error, refused.guard)
     assert request.target is not None
-    new = split(m, request.target)
-    # An empty new adding (or removing) set leaves the old one of an ongoing reassignment in
-    # place (`ReplicationControlManager.changePartitionReassignment`).
+    new = started(m, request.target)
     targets = ChangeTargets(
-        replicas=new.replicas,
-        removing=d.pick(d.is_empty(new.removing), p.removing, new.removing),
-        adding=d.pick(d.is_empty(new.adding), p.adding, new.adding),
-        election=Election.ONLINE,
+        replicas=new.replicas, removing=new.removing, adding=new.adding, election=Election.ONLINE
     )
     record = build_record(m, targets, m.brokers.is_active)
     return committed(m, record, refused=refused.refused, error=refused.error)

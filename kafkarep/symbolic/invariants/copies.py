@@ -5,6 +5,7 @@ the partition agree."""
 
 from __future__ import annotations
 
+from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import brokers, replica, stops
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_
@@ -79,6 +80,55 @@ def registration_copies(enc: Encoding, sym: ClusterState) -> list[RegistrationCo
             (and_(a.present, eq(a.error, 0)), a.partition_epoch, a.leader_epoch, a.leader, a.isr)
         )
     return out
+
+
+AssignmentCopy = tuple[Term, Term, Term, Term]
+
+
+def assignment_copies(enc: Encoding, sym: ClusterState) -> list[AssignmentCopy]:
+    """(present, partition epoch, leader epoch, replica set) of the controller's registration
+    and of every replica's view: the copies that carry the assignment."""
+    p = sym.partition
+    out = [(True, p.partition_epoch, p.leader_epoch, Terms(enc).members(p.replicas))]
+    for b in brokers(enc):
+        r, a = replica(sym, b), sym.brokers[b - 1].ap_response
+        v = r.view
+        out.append((v.present, v.partition_epoch, v.leader_epoch, v.replicas))
+        # An accepted answer its leader can still take is a registration with the leader's
+        # replicas: an AlterPartition that keeps the leader epoch keeps the replicas.
+        takes = and_(
+            r.present,
+            a.present,
+            eq(a.error, 0),
+            eq(a.leader_epoch, v.leader_epoch),
+            v.partition_epoch <= a.partition_epoch,
+        )
+        out.append((takes, a.partition_epoch, a.leader_epoch, v.replicas))
+    return out
+
+
+def assignments_agree(enc: Encoding, a: AssignmentCopy, b: AssignmentCopy) -> Term:
+    """Under reassignment: the same partition epoch has the same replicas, and within a leader
+    epoch the replicas only grow (a replica that leaves bumps the leader epoch:
+    `PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded`)."""
+    s = enc.sets
+    present_a, partition_epoch_a, leader_epoch_a, replicas_a = a
+    present_b, partition_epoch_b, leader_epoch_b, replicas_b = b
+    same_epoch = eq(leader_epoch_a, leader_epoch_b)
+    return implies(
+        and_(present_a, present_b),
+        and_(
+            implies(eq(partition_epoch_a, partition_epoch_b), s.eq(replicas_a, replicas_b)),
+            implies(
+                and_(same_epoch, partition_epoch_a <= partition_epoch_b),
+                s.subset(replicas_a, replicas_b),
+            ),
+            implies(
+                and_(same_epoch, partition_epoch_b <= partition_epoch_a),
+                s.subset(replicas_b, replicas_a),
+            ),
+        ),
+    )
 
 
 def consistent(enc: Encoding, a: RegistrationCopy, b: RegistrationCopy) -> Term:

@@ -4,10 +4,13 @@ what any two records satisfy together (`pair`)."""
 
 from __future__ import annotations
 
+from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import brokers, replica, stops, views_only_advance
 from kafkarep.symbolic.invariants.copies import (
     all_logs,
+    assignment_copies,
+    assignments_agree,
     consistent,
     epoch_carriers,
     registration_copies,
@@ -16,7 +19,7 @@ from kafkarep.symbolic.invariants.later_epochs import elr_and_last_known, rejoin
 from kafkarep.symbolic.invariants.structure import registration_shape
 from kafkarep.symbolic.lemmas import AnyFact, Fact
 from kafkarep.symbolic.ops import Term, and_, eq, implies, not_, or_
-from kafkarep.symbolic.state import ClusterState, PartitionRegistration
+from kafkarep.symbolic.state import LEADER, ClusterState, PartitionRegistration
 
 
 def _history_shape(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
@@ -33,15 +36,77 @@ def _history_shape(enc: Encoding, record: PartitionRegistration, sym: ClusterSta
 
 def _history_consistent(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
     mine = (True, record.partition_epoch, record.leader_epoch, record.leader, record.isr)
-    return and_(*(consistent(enc, mine, other) for other in registration_copies(enc, sym)))
+    agree = and_(*(consistent(enc, mine, other) for other in registration_copies(enc, sym)))
+    if not enc.reassigning:
+        return agree
+    held = (True, record.partition_epoch, record.leader_epoch, Terms(enc).members(record.replicas))
+    return and_(
+        agree, *(assignments_agree(enc, held, other) for other in assignment_copies(enc, sym))
+    )
 
 
 def _history_epoch_leader(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
-    return and_(
+    one = and_(
         *(
             implies(and_(present, eq(leader_epoch, record.leader_epoch)), eq(leader, record.leader))
             for present, leader_epoch, leader in epoch_carriers(enc, sym)
         )
+    )
+    if not enc.reassigning:
+        return one
+    return and_(one, *(leader_span(enc, record, sym, b) for b in brokers(enc)))
+
+
+def leader_span(enc: Encoding, record: PartitionRegistration, sym: ClusterState, b: int) -> Term:
+    """A leader's view runs ahead of the metadata it applied only through its own accepted
+    AlterPartition requests: every record from the one it applied to its view names it leader
+    of the same epoch; so does every record an accepted answer in flight covers. Under
+    reassignment this keeps an older record from removing a leader's replica."""
+    k = sym.brokers[b - 1]
+    r, a = k.replica, k.ap_response
+    within = and_(
+        k.applied_epoch <= record.partition_epoch, record.partition_epoch <= r.view.partition_epoch
+    )
+    covered = and_(
+        a.request_partition_epoch < record.partition_epoch,
+        record.partition_epoch <= a.partition_epoch,
+    )
+    unnamed = and_(not_(r.present), eq(record.partition_epoch, k.applied_epoch))
+    f = k.fetch_response
+    # Once a record removed its replica, every record it applies next is of a later leader epoch
+    # than anything it sent as leader: its AlterPartition request, its fetch answers.
+    removed_after = and_(not_(r.present), record.partition_epoch >= k.applied_epoch)
+    q = sym.ap_requests[b - 1]
+    sent = [(q.present, q.leader_epoch)]
+    for m in brokers(enc):
+        g = sym.brokers[m - 1].fetch_response
+        sent.append((and_(g.present, eq(g.leader, b)), g.leader_epoch))
+    older = and_(*(implies(present, epoch < record.leader_epoch) for present, epoch in sent))
+    return and_(
+        implies(removed_after, older),
+        # a response in flight is of an epoch no later than any record its follower applies,
+        # and older, once a record removed its replica (the leader epoch moves when a replica
+        # leaves: `PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded`)
+        implies(
+            and_(f.present, record.partition_epoch >= k.applied_epoch),
+            and_(
+                f.leader_epoch <= record.leader_epoch,
+                implies(not_(r.present), f.leader_epoch < record.leader_epoch),
+            ),
+        ),
+        # a broker without a replica applied a record that does not name it
+        implies(unnamed, not_(enc.sets.has(Terms(enc).members(record.replicas), b))),
+        implies(
+            and_(r.present, eq(r.role, LEADER), within),
+            and_(eq(record.leader, b), eq(record.leader_epoch, r.view.leader_epoch)),
+        ),
+        implies(
+            and_(a.present, eq(a.error, 0), covered),
+            and_(
+                eq(record.leader, b),
+                eq(record.leader_epoch, a.leader_epoch),
+            ),
+        ),
     )
 
 
@@ -56,7 +121,7 @@ def _history_written(enc: Encoding, record: PartitionRegistration, sym: ClusterS
                     has,
                     or_(
                         *(
-                            and_(eq(record.leader, m), reached(enc, sym, m, record.leader_epoch))
+                            and_(eq(record.leader, m), reached(enc, sym, m, record))
                             for m in brokers(enc)
                         )
                     ),
@@ -65,12 +130,20 @@ def _history_written(enc: Encoding, record: PartitionRegistration, sym: ClusterS
     return and_(*parts)
 
 
-def reached(enc: Encoding, sym: ClusterState, m: int, leader_epoch: Term) -> Term:
-    """Broker m has reached the leader epoch. A stopped broker has no view, and remembers
+def reached(enc: Encoding, sym: ClusterState, m: int, record: PartitionRegistration) -> Term:
+    """Broker m has reached the record's leader epoch. A stopped broker has no view, and remembers
     nothing: it reaches the current epoch again when it restarts and catches up with the
     metadata log first (`BrokerServer` at 4.1.0 waits for `initialCatchUpFuture`), so it counts
     as having reached it until then."""
-    view = replica(sym, m).view
+    view, leader_epoch = replica(sym, m).view, record.leader_epoch
+    if enc.reassigning and not stops(enc):
+        # a leader removed from the replicas forgets its epoch with its data; it was removed by
+        # a later record than this one
+        removed = and_(
+            not_(replica(sym, m).present),
+            sym.brokers[m - 1].applied_epoch >= record.partition_epoch,
+        )
+        return or_(view.leader_epoch >= leader_epoch, removed)
     if not stops(enc):
         return view.leader_epoch >= leader_epoch
     return or_(
@@ -106,6 +179,16 @@ def pair(
         ),
         implies(eq(a.leader_epoch, b.leader_epoch), eq(a.leader, b.leader)),
     )
+    if enc.reassigning:
+        members = Terms(enc).members
+        out = and_(
+            out,
+            assignments_agree(
+                enc,
+                (True, a.partition_epoch, a.leader_epoch, members(a.replicas)),
+                (True, b.partition_epoch, b.leader_epoch, members(b.replicas)),
+            ),
+        )
     names = {f.name for f in facts}
     if sym is not None and set(_PAIRED) <= names and views_only_advance(enc):
         out = and_(out, _pair_state(enc, a, b, sym), _pair_state(enc, b, a, sym))

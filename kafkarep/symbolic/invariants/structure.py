@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.invariants.assignment import Assignment, assignments
 from kafkarep.symbolic.invariants.common import (
     brokers,
     every,
@@ -17,6 +18,8 @@ from kafkarep.symbolic.invariants.common import (
 )
 from kafkarep.symbolic.invariants.copies import (
     all_logs,
+    assignment_copies,
+    assignments_agree,
     consistent,
     epoch_carriers,
     registration_copies,
@@ -32,12 +35,21 @@ from kafkarep.symbolic.state import (
     Broker,
     ClusterState,
     PartitionRegistration,
+    Replica,
     running,
 )
 
 
 def controller_shape(enc: Encoding, sym: ClusterState) -> Term:
-    return registration_shape(enc, sym.partition)
+    shape = registration_shape(enc, sym.partition)
+    if not enc.reassigning:
+        return shape
+    # only an active broker is elected, and fencing one moves its leadership
+    # (`ReplicationControlManager.handleBrokerFenced`, 4.1.0)
+    unfenced = every(
+        enc, lambda b: implies(eq(sym.partition.leader, b), not_(sym.registry[b - 1].fenced))
+    )
+    return and_(shape, assigned(enc, sym), unfenced)
 
 
 def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
@@ -52,9 +64,12 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
         p.partition_epoch >= 1,
         leader_ok,
         s.subset(p.isr, replicas),
-        s.subset(p.elr, replicas),
+        # Kafka keeps a removed replica in the ELR when a reassignment completes below MinISR
+        # (`PartitionChangeBuilder.maybePopulateTargetElr` filters the target ISR, not the
+        # target replicas)
+        reachable_assignment(enc, p) if enc.reassigning else s.subset(p.elr, replicas),
         s.empty(s.inter(p.isr, p.elr)),
-        s.subset(p.last_known_elr, s.union(replicas, s.bit(-1))),
+        True if enc.reassigning else s.subset(p.last_known_elr, s.union(replicas, s.bit(-1))),
         not_(p.recovering),
     ]
     if stops(enc):
@@ -75,9 +90,62 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
     return and_(*parts)
 
 
+def assigned(enc: Encoding, sym: ClusterState) -> Term:
+    """The replica list, adding and removing sets are one of the assignments the reassignment
+    rules reach from the model's within the budgets left (`assignment.assignments`); the ELR
+    holds only brokers an assignment named on the way."""
+    p, budget = sym.partition, sym.budget
+    s = enc.sets
+    return or_(
+        *(
+            and_(
+                is_assignment(enc, p, a),
+                eq(budget.reassignments, starts),
+                eq(budget.reassignment_cancels, cancels),
+                s.subset(p.elr, s.of(named)),
+                s.subset(p.last_known_elr, s.union(s.of(named), s.bit(-1))),
+            )
+            for a, starts, cancels, named in assignments(enc.cfg)
+        )
+    )
+
+
+def is_assignment(enc: Encoding, p: PartitionRegistration, a: Assignment) -> Term:
+    s = enc.sets
+    return and_(
+        *(eq(slot, r) for slot, r in zip(p.replicas, padded(enc, a.replicas), strict=True)),
+        s.eq(p.adding, s.of(a.adding)),
+        s.eq(p.removing, s.of(a.removing)),
+    )
+
+
+def reachable_assignment(enc: Encoding, p: PartitionRegistration) -> Term:
+    """A record's assignment is one the reassignment rules reach; its ELR only brokers some
+    assignment names."""
+    s = enc.sets
+    ever = {a for a, _, _, _ in assignments(enc.cfg)}
+    everyone = s.of(frozenset(b for a in ever for b in a.replicas))
+    return and_(
+        or_(*(is_assignment(enc, p, a) for a in sorted(ever))),
+        s.subset(p.elr, everyone),
+        s.subset(p.last_known_elr, s.union(everyone, s.bit(-1))),
+    )
+
+
+def ever_assigned(enc: Encoding) -> frozenset[int]:
+    return frozenset(m for a, _, _, _ in assignments(enc.cfg) for m in a.replicas)
+
+
+def padded(enc: Encoding, replicas: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(replicas) + (0,) * (enc.n - len(replicas))
+
+
 def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
     s = enc.sets
     replicas = s.of(enc.cfg.replicas)
+
+    if enc.reassigning:
+        return every(enc, lambda b: reassigned_replica(enc, sym, b))
 
     def ok(b: int) -> Term:
         k = sym.brokers[b - 1]
@@ -134,6 +202,52 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
         )
 
     return every(enc, ok)
+
+
+def reassigned_replica(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """Under reassignment: a broker holds a replica only once it applied a registration that
+    names it, until it applies one that does not (the data is deleted: `act_on` in
+    `model/actions/metadata.py`); its view then names it, in one of the assignments."""
+    s = enc.sets
+    k = sym.brokers[b - 1]
+    r, v = k.replica, k.replica.view
+    ever = sorted({a for a, _, _, _ in assignments(enc.cfg)})
+    lists = sorted({s.of(frozenset(a.replicas)) for a in ever})
+    named = sorted({m for a in ever for m in a.replicas})
+    p = sym.partition
+    metadata = and_(k.applied_epoch >= 1, k.applied_epoch <= p.partition_epoch)
+    # it has none because the last record it applied does not name it (with `leader_span` in
+    # the history facts, for every older record)
+    unnamed = implies(
+        eq(k.applied_epoch, p.partition_epoch), not_(s.has(Terms(enc).members(p.replicas), b))
+    )
+    # an original replica loses its replica only to a later record than the first
+    original = k.applied_epoch >= 2 if b in enc.cfg.replicas else True
+    none = and_(unnamed, original, *enc.equal(r, enc.no_replica(), Replica))
+    if b not in named:
+        return and_(metadata, none)
+    held = and_(
+        log_well_formed(enc, r.log, r.leo, v.leader_epoch),
+        r.hwm >= 0,
+        r.hwm <= r.leo,
+        v.present,
+        or_(*(s.eq(v.replicas, m) for m in lists)),
+        s.has(v.replicas, b),
+        v.leader_epoch >= 1,
+        v.leader_epoch <= sym.partition.leader_epoch,
+        v.partition_epoch >= 1,
+        v.partition_epoch <= sym.partition.partition_epoch,
+        k.applied_epoch <= v.partition_epoch,
+        # only a leader's view moves ahead of the metadata it applied (an AlterPartition answer)
+        implies(ne(r.role, LEADER), eq(k.applied_epoch, v.partition_epoch)),
+        s.subset(v.isr, v.replicas),
+        not_(v.recovering),
+        or_(eq(v.leader, -1), *(and_(eq(v.leader, m), s.has(v.isr, m)) for m in named)),
+        eq(eq(r.role, LEADER), eq(v.leader, b)),
+        eq(eq(r.role, NONE), eq(v.leader, -1)),
+        or_(eq(r.role, LEADER), eq(r.role, FOLLOWER), eq(r.role, NONE)),
+    )
+    return and_(metadata, ite(r.present, held, none))
 
 
 def stopped(k: Broker) -> Term:
@@ -195,8 +309,11 @@ def leader_state(enc: Encoding, sym: ClusterState) -> Term:
             r.pending,
             and_(
                 s.has(r.pending_isr, b),
-                s.subset(r.pending_isr, replicas),
-                r.pending_partition_epoch >= r.view.partition_epoch,
+                s.subset(r.pending_isr, r.view.replicas if enc.reassigning else replicas),
+                # sent from the view, dropped once a newer record arrives (`as_leader`)
+                eq(r.pending_partition_epoch, r.view.partition_epoch)
+                if enc.reassigning
+                else r.pending_partition_epoch >= r.view.partition_epoch,
             ),
             and_(s.empty(r.pending_isr), eq(r.pending_partition_epoch, 0)),
         )
@@ -306,7 +423,13 @@ def holders_received(enc: Encoding, sym: ClusterState) -> Term:
 
 def registrations_consistent(enc: Encoding, sym: ClusterState) -> Term:
     copies = registration_copies(enc, sym)
-    return and_(*(consistent(enc, a, b) for i, a in enumerate(copies) for b in copies[i + 1 :]))
+    agree = and_(*(consistent(enc, a, b) for i, a in enumerate(copies) for b in copies[i + 1 :]))
+    if not enc.reassigning:
+        return agree
+    held = assignment_copies(enc, sym)
+    return and_(
+        agree, *(assignments_agree(enc, a, b) for i, a in enumerate(held) for b in held[i + 1 :])
+    )
 
 
 def one_leader_per_epoch(enc: Encoding, sym: ClusterState) -> Term:
@@ -340,7 +463,9 @@ def one_leader_per_epoch(enc: Encoding, sym: ClusterState) -> Term:
 
 def fetch_responses(enc: Encoding, sym: ClusterState) -> Term:
     """A response in flight answers the follower's current position from its leader's log."""
-    replicas = enc.cfg.replicas
+    replicas = sorted(ever_assigned(enc)) if enc.reassigning else enc.cfg.replicas
+    # a stopped broker or one a reassignment removed has no view
+    viewless = stops(enc) or enc.reassigning
 
     def ok(b: int) -> Term:
         k = sym.brokers[b - 1]
@@ -391,7 +516,7 @@ def fetch_responses(enc: Encoding, sym: ClusterState) -> Term:
         leader_at_least = and_(
             *(
                 implies(
-                    and_(eq(f.leader, m), replica(sym, m).view.present if stops(enc) else True),
+                    and_(eq(f.leader, m), replica(sym, m).view.present if viewless else True),
                     replica(sym, m).view.leader_epoch >= f.leader_epoch,
                 )
                 for m in brokers(enc)
@@ -403,7 +528,11 @@ def fetch_responses(enc: Encoding, sym: ClusterState) -> Term:
                 leader_at_least,
                 or_(*(eq(f.leader, m) for m in replicas if m != b)),
                 f.leader_epoch >= 1,
-                f.leader_epoch <= r.view.leader_epoch,
+                # a replica a reassignment removed has no view; its response is of an older
+                # epoch than any record it applies next (`history.leader_span`)
+                implies(r.view.present, f.leader_epoch <= r.view.leader_epoch)
+                if enc.reassigning
+                else f.leader_epoch <= r.view.leader_epoch,
                 implies(still_awaited(r, f), eq(f.fetch_offset, r.leo)),
                 f.fetch_offset >= 0,
                 f.fetch_offset <= f.end,
@@ -442,7 +571,8 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
     """AlterPartition requests and answers in flight: at most one per leader, for its pending
     proposal when it still has one; an accepted answer names the leader and a committed ISR."""
     s = enc.sets
-    replicas = s.of(enc.cfg.replicas)
+    # under reassignment, within every broker an assignment names (the view bounds it closer)
+    replicas = s.of(ever_assigned(enc) if enc.reassigning else enc.cfg.replicas)
 
     def ok(b: int) -> Term:
         k = sym.brokers[b - 1]
@@ -453,10 +583,13 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
             q.present,
             and_(
                 not_(a.present),
+                q.partition_epoch <= ite(r.present, r.view.partition_epoch, k.applied_epoch)
+                if enc.reassigning
+                else True,
                 q.leader_epoch >= 1,
                 q.leader_epoch <= sym.partition.leader_epoch,
                 implies(r.view.present, q.leader_epoch <= r.view.leader_epoch)
-                if stops(enc)
+                if stops(enc) or enc.reassigning
                 else q.leader_epoch <= r.view.leader_epoch,
                 q.partition_epoch >= 1,
                 q.partition_epoch <= sym.partition.partition_epoch,
@@ -514,6 +647,31 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
                 ),
             ),
         )
+        if enc.reassigning:
+            # an answer covers the one record its request made (none for a change that changed
+            # nothing), which its leader's view has not passed
+            horizon = ite(r.present, r.view.partition_epoch, k.applied_epoch)
+            answer = and_(
+                answer,
+                implies(
+                    and_(a.present, eq(a.error, 0)),
+                    and_(
+                        # the answer's ISR is within the replicas of the leader's view while it
+                        # can take it (`copies.assignment_copies`)
+                        implies(
+                            and_(
+                                r.present,
+                                eq(a.leader_epoch, r.view.leader_epoch),
+                                r.view.partition_epoch <= a.partition_epoch,
+                            ),
+                            s.subset(a.isr, r.view.replicas),
+                        ),
+                        a.request_partition_epoch <= horizon,
+                        a.partition_epoch >= a.request_partition_epoch,
+                        a.partition_epoch <= a.request_partition_epoch + 1,
+                    ),
+                ),
+            )
         return and_(request, answer)
 
     return every(enc, ok)

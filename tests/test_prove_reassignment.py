@@ -1,0 +1,84 @@
+"""Proofs on the reassignment shape: replicas outside the current assignment, adding and
+removing sets, completion under Kafka's rule and the protocol description's. The MinISR rule is
+proved by induction; the invariants that make it inductive hold on every reachable state, and a
+wrong reassignment rule breaks them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafkarep.properties.model_files import load_model
+from kafkarep.symbolic import invariants
+from kafkarep.symbolic.agreement import check_invariants
+from kafkarep.symbolic.induction import Prover
+from kafkarep.symbolic.invariants import assignment
+from kafkarep.symbolic.invariants.assignment import Assignment, assignments
+from kafkarep.symbolic.invariants.strengthening import STRUCTURE
+from tests.helpers import ROOT, prove
+
+KAFKA = ROOT / "models" / "reassignment.toml"
+DESCRIPTION = ROOT / "models" / "reassignment_protocol_description.toml"
+LEMMAS = tuple(i for i in invariants.ALL_INVARIANTS if i.name in STRUCTURE)
+
+
+@pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
+def test_min_isr_commit_is_proved_on_the_reassignment_shape(tmp_path: Path, model: Path) -> None:
+    code, report = prove(
+        tmp_path, "--no-bmc", "--property", "min_isr_commit", "--workers", "2", str(model)
+    )
+    assert code == 0
+    (result,) = report["results"]
+    assert result["status"] == "proved" and result["method"] == "induction"
+    assert result["obligations"] == result["obligations_proved"] == 216
+
+
+def test_the_assignments_are_the_ones_the_reassignment_rules_reach() -> None:
+    cfg = load_model(KAFKA)
+    reached = {(a, starts, cancels) for a, starts, cancels, _ in assignments(cfg)}
+    original = Assignment((1, 2, 3), frozenset(), frozenset())
+    moving = Assignment((1, 2, 4, 3), frozenset({4}), frozenset({3}))
+    done = Assignment((1, 2, 4), frozenset(), frozenset())
+    # the start spends the one reassignment whether or not it completes at once
+    assert reached == {(original, 1, 0), (moving, 0, 0), (done, 0, 0)}
+    with_cancel = cfg._replace(budget=cfg.budget._replace(reassignment_cancels=1))
+    back = {(a, s, c) for a, s, c, _ in assignments(with_cancel)}
+    assert (original, 0, 0) in back  # a cancel reverts to the original replicas
+    named = {a: n for a, _, _, n in assignments(cfg)}
+    assert named[done] == frozenset({1, 2, 3, 4})  # the ELR may keep the removed replica
+
+
+def test_the_invariants_hold_on_every_reachable_state_to_depth_12() -> None:
+    states, unsound = check_invariants(load_model(KAFKA), 12, LEMMAS, invariants.FACTS)
+    assert states == 4984
+    assert not unsound, [u.invariant for u in unsound]
+
+
+def test_a_wrong_completion_rule_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded: the invariant's assignments computed with a completion that keeps the removing
+    replicas. The real completion then reaches an assignment outside the set: the reachable
+    states show it, and induction cannot prove the controller's shape under it."""
+
+    def keeps_everyone(d: object, replicas: object, removing: object) -> object:
+        return replicas
+
+    monkeypatch.setattr(assignment, "completed_replicas", keeps_everyone)
+    cfg = load_model(KAFKA)
+    _, unsound = check_invariants(cfg, 12, LEMMAS, invariants.FACTS)
+    assert "controller_shape" in [u.invariant for u in unsound]
+    prover = Prover(cfg, invariants.ALL_INVARIANTS, invariants.FACTS, 60, invariants.pair)
+    together = frozenset(invariants.needed("min_isr_commit"))
+    failed = [
+        prover.consecution("controller_shape", family, together).status
+        for family in ("handle_alter_partition", "reassign")
+    ]
+    assert "failed" in failed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
+def test_the_invariants_hold_on_every_reachable_state(model: Path) -> None:
+    states, unsound = check_invariants(load_model(model), 60, LEMMAS, invariants.FACTS)
+    assert states == 22156
+    assert not unsound, [u.invariant for u in unsound]
