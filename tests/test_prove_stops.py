@@ -21,6 +21,10 @@ from kafkarep.symbolic.ops import and_, implies, not_
 from tests.helpers import ROOT, prove
 
 LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
+SHIPPED = ROOT / "models" / "kip966_shipped.toml"
+KAFKA_19522 = (
+    ROOT / "models" / "findings" / "last_known_leader_after_unclean_shutdown_kafka_19522.toml"
+)
 
 
 def test_min_isr_commit_is_proved_with_elr_off_and_brokers_that_stop(tmp_path: Path) -> None:
@@ -63,6 +67,38 @@ def test_a_wrong_invariant_about_stopped_brokers_is_caught() -> None:
     together = frozenset((*invariants.needed("min_isr_commit"), "stopped_keeps_committed"))
     obligation = prover.consecution("stopped_keeps_committed", "crash_lossy", together)
     assert obligation.status == "failed" and obligation.cti is not None
+
+
+@pytest.mark.parametrize(("model", "obligations"), [(SHIPPED, 252), (KAFKA_19522, 270)])
+def test_min_isr_commit_is_proved_where_the_last_known_leader_recovers(
+    tmp_path: Path, model: Path, obligations: int
+) -> None:
+    """ELR on with brokers that stop: the election of the last known leader leaves the partition
+    RECOVERING, its leader alone in the ISR (`structure.recovering_alone`)."""
+    code, report = prove(
+        tmp_path, "--no-bmc", "--property", "min_isr_commit", "--workers", "2", str(model)
+    )
+    assert code == 0
+    (result,) = report["results"]
+    assert result["status"] == "proved" and result["method"] == "induction"
+    assert result["obligations"] == result["obligations_proved"] == obligations
+
+
+def _never_recovering(enc: Any, sym: Any) -> Any:
+    """Wrong here: the partition is never RECOVERING (what `registration_shape` said before the
+    election of the last known leader was allowed for)."""
+    return not_(sym.partition.recovering)
+
+
+@pytest.mark.slow
+def test_the_invariants_hold_where_the_last_known_leader_recovers() -> None:
+    """Every reachable state to depth 11 of the KAFKA-19522 model, RECOVERING ones among them;
+    and a wrong invariant about them is caught in the same search."""
+    wrong = Invariant("never_recovering", _never_recovering, "wrong")
+    lemmas = tuple(i for i in invariants.ALL_INVARIANTS if i.name in STRUCTURE) + (wrong,)
+    states, unsound = check_invariants(load_model(KAFKA_19522), 11, lemmas, invariants.FACTS)
+    assert states == 438643
+    assert [u.invariant for u in unsound] == ["never_recovering"]
 
 
 @pytest.mark.slow

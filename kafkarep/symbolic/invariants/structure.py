@@ -70,7 +70,7 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
         reachable_assignment(enc, p) if enc.reassigning else s.subset(p.elr, replicas),
         s.empty(s.inter(p.isr, p.elr)),
         True if enc.reassigning else s.subset(p.last_known_elr, s.union(replicas, s.bit(-1))),
-        not_(p.recovering),
+        recovering_alone(enc, p.recovering, p.leader, p.isr),
     ]
     if stops(enc):
         # every change moves the partition epoch by one, a new leader epoch with it
@@ -78,7 +78,10 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
         parts.append(p.leader_epoch <= p.partition_epoch)
     if enc.cfg.options.elr_enabled:
         parts.append(implies(s.size(p.isr) >= enc.cfg.min_isr, s.empty(p.elr)))
-        parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.last_known_elr)))
+        if not stops(enc):
+            # the last known leader is kept for an empty ISR and ELR, which only a broker that
+            # stops can leave (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`)
+            parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.last_known_elr)))
         # the last known leader is cleared once the partition has a leader
         # (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`)
         parts.append(implies(ne(p.leader, -1), s.empty(p.last_known_elr)))
@@ -88,6 +91,19 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
             # `tryElection`): no ISR and ELR only from the start
             parts.append(implies(s.empty(s.union(p.isr, p.elr)), eq(p.partition_epoch, 1)))
     return and_(*parts)
+
+
+def recovering_alone(enc: Encoding, recovering: Term, leader: Term, isr: Term) -> Term:
+    """RECOVERING only where an election may be unclean (an election of the last known leader
+    is one: `PartitionChangeBuilder.tryElection`), and then the ISR is its leader alone until
+    the leader recovers: AlterPartition refuses to grow it (`validateAlterPartitionData`,
+    `rules.alter_partition.recovering_isr_single`)."""
+    if not enc.recovering:
+        return not_(recovering)
+    s = enc.sets
+    return implies(
+        recovering, and_(s.size(isr) <= 1, implies(ne(leader, -1), s.eq(isr, s.bit(leader))))
+    )
 
 
 def assigned(enc: Encoding, sym: ClusterState) -> Term:
@@ -163,7 +179,7 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
             k.applied_epoch >= 1,
             k.applied_epoch <= v.partition_epoch,
             s.subset(v.isr, replicas),
-            not_(v.recovering),
+            recovering_alone(enc, v.recovering, v.leader, v.isr),
             or_(
                 eq(v.leader, -1),
                 *(and_(eq(v.leader, m), s.has(v.isr, m)) for m in enc.cfg.replicas),
@@ -241,7 +257,7 @@ def reassigned_replica(enc: Encoding, sym: ClusterState, b: int) -> Term:
         # only a leader's view moves ahead of the metadata it applied (an AlterPartition answer)
         implies(ne(r.role, LEADER), eq(k.applied_epoch, v.partition_epoch)),
         s.subset(v.isr, v.replicas),
-        not_(v.recovering),
+        recovering_alone(enc, v.recovering, v.leader, v.isr),
         or_(eq(v.leader, -1), *(and_(eq(v.leader, m), s.has(v.isr, m)) for m in named)),
         eq(eq(r.role, LEADER), eq(v.leader, b)),
         eq(eq(r.role, NONE), eq(v.leader, -1)),
