@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kafkarep.cli.main import main
+from kafkarep.common.exit_codes import BAD_INPUT
 from kafkarep.kafka.metadata import (
     BrokerRegistration,
     BrokerRegistry,
@@ -95,3 +98,12 @@ def cluster(
         TopicConfig(min_isr=min_isr, unclean_leader_election=unclean),
         base._replace(**options),  # type: ignore[arg-type]
     )
+
+
+def error_line(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one line of a command that exits 2 (bad input)."""
+    capsys.readouterr()
+    assert main(list(argv)) == BAD_INPUT
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    return err.strip()

@@ -12,23 +12,15 @@ from typing import Any
 import pytest
 
 from kafkarep.cli.main import main
-from kafkarep.common.exit_codes import BAD_INPUT, UsageError
+from kafkarep.common.exit_codes import UsageError
 from kafkarep.common.shape import at
 from kafkarep.model.actions import successors
 from kafkarep.model.initial import initial_state
 from kafkarep.output import itf
 from kafkarep.properties.model_files import load_model
-from tests.helpers import DATA, ROOT
+from tests.helpers import DATA, ROOT, error_line
 
 MODEL = ROOT / "models" / "mutations" / "hwm_below_min_isr.toml"
-
-
-def error_line(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    capsys.readouterr()
-    assert main(list(argv)) == BAD_INPUT
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1, err
-    return err.strip()
 
 
 @pytest.fixture(scope="module")

@@ -337,3 +337,50 @@ def test_obligations_discharged_in_two_processes_are_the_same() -> None:
     ]
     failed = [o for o in parallel if o.status == "failed"]
     assert failed and all(o.cti is not None for o in failed)
+
+
+def _conjunction_of(parts: list[tuple[list[Any], Any]]) -> Any:
+    import z3
+
+    return z3.And(*(z3.Implies(z3.And(*premises), part) for premises, part in parts))
+
+
+def test_a_goal_asked_in_parts_is_the_goal() -> None:
+    """`conjuncts` splits a step's goal into parts asked one by one (their disjunction broken
+    is the goal broken): the parts' conjunction is equivalent to the goal, for the shapes the
+    goals have and for a real goal (`history.applied_as_leader`, two parts). A split that drops
+    a part, or a premise, is caught here."""
+    import z3
+
+    from kafkarep.symbolic import induction
+
+    p, q, a, b, c = z3.Bools("p q a b c")
+    goals = [
+        z3.Implies(p, z3.And(a, b)),
+        z3.Or(z3.Not(p), z3.And(a, z3.Implies(q, b), c)),
+        z3.Or(z3.And(a, b), z3.Not(q)),
+        z3.And(z3.Implies(p, a), z3.Or(b, c)),
+        z3.Or(a, b),
+        a,
+    ]
+    cfg = load_model(MODELS / "kip966_small.toml")
+    prover = Prover(cfg, invariants.ALL_INVARIANTS, invariants.FACTS, 60, invariants.pair)
+    prover = prover.with_facts(invariants.facts_for("leader_completeness"))
+    real = prover._goal_term("history.applied_as_leader", "apply_metadata", True)
+    goals.append(real)
+
+    def equivalent(x: Any, y: Any) -> bool:
+        solver = z3.Solver()
+        solver.add(x != y)
+        return bool(solver.check() == z3.unsat)
+
+    for goal in goals:
+        assert equivalent(goal, _conjunction_of(induction.conjuncts(goal))), goal
+    assert len(induction.conjuncts(real)) == 2
+    # seeded: a split that keeps only the first part, or forgets the premises
+    first_only = induction.conjuncts(goals[0])[:1]
+    assert not equivalent(goals[0], _conjunction_of(first_only))
+    no_premises: list[tuple[list[Any], Any]] = [
+        ([], part) for _, part in induction.conjuncts(goals[1])
+    ]
+    assert not equivalent(goals[1], _conjunction_of(no_premises))

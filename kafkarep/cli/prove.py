@@ -6,9 +6,10 @@ exploration of the model (`--agreement-depth`); if they disagree anywhere, every
 `disagrees` and nothing is proved or searched. Then, per property: `proved` (method induction),
 `violated` (a trace the concrete rules replay: `kafkarep replay` confirms it), or `unknown` (an
 obligation failed or timed out, named; BMC found nothing within the depth). Exit 0 when every
-model meets its [expect] (holds: every property proved; violates: each named property violated),
-1 when one does not (a disagreement included), 2 for bad input or a model prove does not encode,
-3 for an internal error.
+model meets its [expect] (holds: every property proved; violates: each named property violated)
+and its [prove] unknown notes (a property expected unknown, the obligation not discharged named:
+symbolic/verdict.py), 1 when one does not (a disagreement included), 2 for bad input or a model
+prove does not encode, 3 for an internal error.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console
+from rich.markup import escape
 
 from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelConfig, ModelError
@@ -34,6 +36,7 @@ from kafkarep.symbolic.encoding import AbstractionError, Encoding
 from kafkarep.symbolic.properties import SUPPORTED
 from kafkarep.symbolic.prove import Result, Settings, prove_property, prover_for
 from kafkarep.symbolic.transition import Relation
+from kafkarep.symbolic.verdict import Proof, judge, unknown_notes
 
 
 def add_parser(commands: Any) -> None:
@@ -145,6 +148,14 @@ def check_settings(cfg: ModelConfig) -> None:
         not isinstance(properties, tuple) or not all(isinstance(p, str) for p in properties)
     ):
         raise UsageError(f"{cfg.path}: [prove] properties must be a list of property names")
+    notes = unknown_notes(cfg)
+    proved = selected(cfg, None) if notes else []
+    for prop in notes:
+        if prop not in proved:
+            raise UsageError(
+                f"{cfg.path}: [prove] unknown.{prop}: the model does not prove {prop} "
+                f"(it proves {', '.join(proved)}): remove the note"
+            )
 
 
 def _setting(cfg: ModelConfig, key: str, given: Any, default: Any) -> Any:
@@ -165,25 +176,86 @@ def selected(cfg: ModelConfig, given: list[str] | None) -> list[str]:
     return out
 
 
-def judge(cfg: ModelConfig, results: list[Result]) -> list[str]:
-    """Why the results do not meet the model's expectations (empty when they do)."""
-    by_property = {r.property: r for r in results}
-    problems = []
-    if cfg.expect.result == "holds":
-        for r in results:
-            if r.status != "proved":
-                problems.append(f"{r.property} is expected to hold but is {r.status}")
-    elif cfg.expect.result == "violates":
-        for name, _ in cfg.expect.violates:
-            prop = name.split(".")[0]
-            found = by_property.get(prop)
-            if found is None:
-                if prop not in SUPPORTED:
-                    problems.append(f"{name} is expected to be violated; prove cannot check it")
-                continue  # not among the properties asked for
-            if found.status != "violated":
-                problems.append(f"{name} is expected to be violated but is {found.status}")
-    return problems
+class Options(NamedTuple):
+    """How to prove each model: the command line's flags (None: the model's `[prove]` setting,
+    else the default). `kafkarep suite --prove` proves with the defaults."""
+
+    properties: list[str] | None = None
+    depth: int | None = None
+    brokers: int | None = None
+    timeout: float | None = None
+    agreement_depth: int | None = None
+    every_initial: bool = False
+    induction: bool = True
+    bmc: bool = True
+    all_obligations: bool = False
+    workers: int = 1
+    reports: Path = Path("reports")
+    quiet: bool = False
+
+
+def configure(cfg: ModelConfig, options: Options) -> tuple[ModelConfig, Settings]:
+    """The model (with its [prove] brokers) and the settings to prove it with; a bad [prove]
+    key or flag raises `UsageError`. The properties: `selected`, once prove encodes the model
+    (`not_encoded`)."""
+    check_settings(cfg)
+    brokers = _setting(cfg, "brokers", options.brokers, None)
+    if brokers is not None:
+        cfg = with_brokers(cfg, int(brokers))
+    settings = Settings(
+        depth=int(_setting(cfg, "depth", options.depth, 12)),
+        timeout=float(_setting(cfg, "timeout", options.timeout, 120.0)),
+        induction=options.induction,
+        bmc=options.bmc,
+        every_initial=options.every_initial,
+        stop_at_failure=not options.all_obligations,
+        workers=options.workers,
+        reports=options.reports,
+    )
+    return cfg, settings
+
+
+def not_encoded(cfg: ModelConfig) -> str | None:
+    """Why prove does not encode the model (None: it does)."""
+    try:
+        Relation(Encoding(cfg))
+    except AbstractionError as error:
+        return str(error)
+    return None
+
+
+def prove_model(
+    cfg: ModelConfig, props: list[str], settings: Settings, options: Options, console: Console
+) -> Proof:
+    """Prove one model (encoded: see `not_encoded`), printing as it goes, and judge it."""
+    folder = options.reports / "traces" / (model_slug(cfg) + ".prove")
+    console.print(f"[bold]{cfg.path}[/bold] ({len(cfg.broker_ids)} brokers)", highlight=False)
+    agreed = agree(cfg, options.agreement_depth, settings.induction, console)
+    prover = None
+    if settings.induction and not agreed.disagreements:
+        prover = prover_for(cfg, settings.timeout)
+    results = []
+    for prop in props:
+        if agreed.disagreements:
+            results.append(disagrees(prop, agreed))
+            continue
+        result = prove_property(
+            cfg,
+            prop,
+            settings,
+            prover,
+            lambda m: console.print("  " + m, highlight=False),
+        )
+        if result.status == "violated":
+            result = result._replace(trace_file=str(write_violation(cfg, result, folder)))
+        results.append(result)
+        show(console, cfg, result, folder, options.quiet)
+    proof = Proof(cfg, agreed, results, judge(cfg, results))
+    verdict = "[green]expectations met[/green]" if proof.met else "[red]EXPECTATIONS NOT MET[/red]"
+    console.print(f"{cfg.name}: {verdict}")
+    for problem in proof.problems:
+        console.print(f"  [red]x[/red] {escape(problem)}", highlight=False)
+    return proof
 
 
 def run(args: argparse.Namespace) -> int:
@@ -203,68 +275,32 @@ def run(args: argparse.Namespace) -> int:
         configs = [load_model(path) for path in args.models]
     except ModelError as error:
         raise UsageError(str(error)) from None
+    options = Options(
+        properties=args.property,
+        depth=args.depth,
+        brokers=args.brokers,
+        timeout=args.timeout,
+        agreement_depth=args.agreement_depth,
+        every_initial=args.every_initial,
+        induction=not args.no_induction,
+        bmc=not args.no_bmc,
+        all_obligations=args.all_obligations,
+        workers=args.workers,
+        reports=args.reports,
+        quiet=args.quiet,
+    )
     summary: list[dict[str, Any]] = []
     out = args.json or args.reports / "prove.json"
     met_all = True
     for cfg in configs:
-        check_settings(cfg)
-        brokers = _setting(cfg, "brokers", args.brokers, None)
-        if brokers is not None:
-            cfg = with_brokers(cfg, int(brokers))
-        props = selected(cfg, args.property)
-        settings = Settings(
-            depth=int(_setting(cfg, "depth", args.depth, 12)),
-            timeout=float(_setting(cfg, "timeout", args.timeout, 120.0)),
-            induction=not args.no_induction,
-            bmc=not args.no_bmc,
-            every_initial=args.every_initial,
-            stop_at_failure=not args.all_obligations,
-            workers=args.workers,
-            reports=args.reports,
-        )
-        folder = args.reports / "traces" / (model_slug(cfg) + ".prove")
-        try:
-            Relation(Encoding(cfg))
-        except AbstractionError as error:
-            raise UsageError(f"{cfg.path}: prove does not encode this model: {error}") from None
-        console.print(f"[bold]{cfg.path}[/bold] ({len(cfg.broker_ids)} brokers)", highlight=False)
-        agreed = agree(cfg, args.agreement_depth, settings.induction, console)
-        prover = None
-        if settings.induction and not agreed.disagreements:
-            prover = prover_for(cfg, settings.timeout)
-        results = []
-        for prop in props:
-            if agreed.disagreements:
-                results.append(disagrees(prop, agreed))
-                continue
-            result = prove_property(
-                cfg,
-                prop,
-                settings,
-                prover,
-                lambda m: console.print("  " + m, highlight=False),
-            )
-            if result.status == "violated":
-                result = result._replace(trace_file=str(write_violation(cfg, result, folder)))
-            results.append(result)
-            show(console, cfg, result, folder, args.quiet)
-        problems = judge(cfg, results)
-        met = not problems
-        met_all &= met
-        verdict = "[green]expectations met[/green]" if met else "[red]EXPECTATIONS NOT MET[/red]"
-        console.print(f"{cfg.name}: {verdict}")
-        for problem in problems:
-            console.print(f"  [red]x[/red] {problem}", highlight=False)
-        summary.append(
-            {
-                "model": cfg.path,
-                "brokers": len(cfg.broker_ids),
-                "expectations_met": met,
-                "problems": problems,
-                "agreement": agreed.to_json(),
-                "results": [r.to_json() for r in results],
-            }
-        )
+        cfg, settings = configure(cfg, options)
+        props = selected(cfg, options.properties)
+        why = not_encoded(cfg)
+        if why is not None:
+            raise UsageError(f"{cfg.path}: prove does not encode this model: {why}")
+        proof = prove_model(cfg, props, settings, options, console)
+        met_all &= proof.met
+        summary.append(proof.to_json())
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"models": summary}, indent=1) + "\n")
     console.print(f"summary: {out}", highlight=False)

@@ -4,19 +4,19 @@ Models come from the directories given (recursively, default `models/`) and the 
 Each runs in this process with its own engine (or --engine), with a progress display, then a
 summary table, the JSON summary, JUnit XML and the HTML report with trace pictures. A model
 marked `[suite] slow = true` is skipped unless --slow is given or its file is named; --exclude
-GLOB skips models by file name or path. Exit code, the most severe of: 0 every expectation met,
-1 an expectation not met, 2 bad input or a model whose engine is not available, 3 an internal
-error while running a model (the suite goes on with the next model).
+GLOB skips models by file name or path. --prove also runs `kafkarep prove` on each model after
+its check (a column, JUnit cases and HTML beside the check's; see docs/suites.md). Exit code, the
+most severe of: 0 every expectation met, 1 an expectation not met (check's or prove's), 2 bad
+input or a model whose engine is not available, 3 an internal error while running a model (the
+suite goes on with the next model).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kafkarep.cli import suite_prove
 from kafkarep.cli.options import add_search_options
 from kafkarep.cli.run import run_model
 from kafkarep.common import compiled
@@ -34,6 +35,7 @@ from kafkarep.common.exit_codes import (
     INTERNAL_ERROR,
     OK,
     UsageError,
+    internal_error,
 )
 from kafkarep.engines.registry import ENGINES
 from kafkarep.engines.results import Limits, RunOptions
@@ -59,9 +61,11 @@ from kafkarep.output.suite import (
     summary_row,
     write_document,
 )
+from kafkarep.output.suite_proofs import NOT_ENCODED
 from kafkarep.properties.model_files import load_model
 
 SEVERITY = {MET: OK, SKIPPED: OK, NOT_MET: EXPECTATION_NOT_MET, UNAVAILABLE: BAD_INPUT}
+PROVE_SEVERITY = {MET: OK, NOT_ENCODED: OK, NOT_MET: EXPECTATION_NOT_MET}
 LINE_EVERY = 10.0  # seconds between progress lines when the output is not a terminal
 
 
@@ -128,6 +132,12 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--slow", action="store_true", help="also run models marked [suite] slow = true"
     )
+    parser.add_argument(
+        "--prove",
+        action="store_true",
+        help="also run `kafkarep prove` on each model after its check, with its [prove] settings "
+        "(minutes per model where induction does not close)",
+    )
     parser.add_argument("--max-states", type=int, default=None, metavar="N")
     parser.add_argument("--max-depth", type=int, default=None, metavar="N")
     parser.add_argument(
@@ -171,10 +181,17 @@ def run(args: argparse.Namespace) -> int:
         _run_all(args, plan, console, err, entries)
     finally:  # what ran is reported, even when interrupted
         if entries:
-            code = max(SEVERITY.get(e.outcome, INTERNAL_ERROR) for e in entries)
+            code = max(_severity(e) for e in entries)
             written = _outputs(args, entries, code, baseline, time.monotonic() - start)
-    _summary(entries, baseline, console)
+    _summary(entries, baseline, console, args.prove)
     console.print(written, highlight=False)
+    return code
+
+
+def _severity(entry: Entry) -> int:
+    code = SEVERITY.get(entry.outcome, INTERNAL_ERROR)
+    if entry.proof is not None:
+        code = max(code, PROVE_SEVERITY.get(entry.proof.outcome, INTERNAL_ERROR))
     return code
 
 
@@ -193,6 +210,8 @@ def _plan(args: argparse.Namespace) -> Plan:
                 (selected.path, None, "slow ([suite] slow = true): run with --slow or name it")
             )
             continue
+        if args.prove:
+            suite_prove.check_settings(cfg)
         plan.append((selected.path, cfg, ""))
     return plan
 
@@ -245,7 +264,14 @@ def _run_all(
             task = tasks[path]
             progress.start_task(task)
             entry = _run_one(args, path, maybe, console, err, progress, task, live)
-            entries.append(entry)
+            entries.append(entry)  # the check is reported even if the proof is interrupted
+            if args.prove:
+                progress.update(task, stats=f"{_verdict(entry.outcome)} · proving")
+                if not live and not args.quiet:
+                    err.print(f"  {maybe.name}: proving", highlight=False)
+                options = suite_prove.options(args.workers, args.reports)
+                entry = entry._replace(proof=suite_prove.prove_one(maybe, options, console))
+                entries[-1] = entry
             progress.update(task, stats=_verdict(entry.outcome), completed=1, total=1)
             progress.stop_task(task)
 
@@ -301,9 +327,7 @@ def _run_one(
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:
-        if os.environ.get("KAFKAREP_DEBUG"):
-            traceback.print_exc()
-        note = f"internal error: {error.__class__.__name__}: {error}"
+        note = internal_error(error)
         console.print(
             f"{escape(cfg.name)}: [red]{escape(note)}[/red] (KAFKAREP_DEBUG=1 for the traceback)"
         )
@@ -321,8 +345,18 @@ def _verdict(outcome: str) -> str:
     return f"[{colour.get(outcome, 'red')}]{label}[/]"
 
 
+def _prove_verdict(outcome: str | None, text: str) -> str:
+    if outcome is None:
+        return "-"
+    colour = {MET: "green", NOT_MET: "red", NOT_ENCODED: "dim"}.get(outcome, "red")
+    return f"[{colour}]{escape(text)}[/]"
+
+
 def _summary(
-    entries: list[Entry], baseline: dict[str, dict[str, Any]] | None, console: Console
+    entries: list[Entry],
+    baseline: dict[str, dict[str, Any]] | None,
+    console: Console,
+    prove: bool = False,
 ) -> None:
     table = Table(title="suite summary", title_justify="left")
     table.add_column("model", overflow="fold")
@@ -332,6 +366,8 @@ def _summary(
     if baseline is not None:
         table.add_column("states vs baseline", justify="right")
         table.add_column("seconds vs baseline", justify="right")
+    if prove:
+        table.add_column("prove", overflow="fold")
     table.add_column("note", overflow="fold")
     for entry in entries:
         row = summary_row(entry, baseline)
@@ -350,6 +386,8 @@ def _summary(
                 states_change(row.trend) if ran else "-",
                 seconds_change(row.trend) if ran else "-",
             ]
+        if prove:
+            cells.append(_prove_verdict(row.prove_outcome, row.prove))
         cells.append(escape(row.note))
         table.add_row(*cells)
     console.print(table)

@@ -25,6 +25,11 @@ class ModelError(Exception):
     """A model file is missing or malformed: one line, exit code 2."""
 
 
+class Table(tuple[Any, ...]):
+    """A TOML table in an engine section, frozen: its (key, value) pairs, sorted. A tuple, so
+    the model stays hashable; its own type, so an engine tells it from a list."""
+
+
 class CheckConfig(NamedTuple):
     engine: str = "explorer"
     symmetry: bool = False
@@ -134,7 +139,7 @@ SECTIONS = {
     "expect": {"result", "distinct_states", "violates", "reached"},
     # Settings of one engine or extension, read by it (see ModelConfig.setting).
     "hypothesis": {"examples", "steps", "seed", "swarm", "swarm_units", "profile"},
-    "prove": {"depth", "timeout", "brokers", "properties", "agreement_depth"},
+    "prove": {"depth", "timeout", "brokers", "properties", "agreement_depth", "unknown"},
     "plan": {"target", "parallel_replicas", "parallel_partitions", "leader_movements"},
     "suite": {"slow"},  # `kafkarep suite`: slow = true skips the model unless --slow
 }
@@ -318,7 +323,7 @@ def _engine_settings(raw: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
         if isinstance(value, list):
             return tuple(frozen(v) for v in value)
         if isinstance(value, dict):
-            return tuple(sorted((k, frozen(v)) for k, v in value.items()))
+            return Table(sorted((k, frozen(v)) for k, v in value.items()))
         return value
 
     return tuple(

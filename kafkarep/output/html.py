@@ -1,7 +1,8 @@
 """The suite as one self-contained HTML page: no script, no network, nothing to install.
 
 `index.html` holds the summary table (the terminal's), then per model its verdict, its
-problems, one row per test case (the JUnit cases) and per counterexample the trace picture
+problems, its prove verdict (`--prove`), one row per test case (the JUnit cases, prove's included)
+and per counterexample the trace picture
 (`output/svg.py`, inline SVG), the witness, the replay command and the text step table in a
 `<details>` element. Each picture is also written beside the page as `svg/<model>/<n>.svg`.
 """
@@ -54,7 +55,7 @@ td.num { text-align: right; font-family: 'DejaVu Sans Mono', Menlo, Consolas, mo
   font-weight: bold; color: #ffffff; }
 .met, .passed { background: #2f9e44; }
 .not-met, .failed { background: #e03131; }
-.skipped { background: #868e96; }
+.skipped, .not-encoded { background: #868e96; }
 .unavailable, .error { background: #f08c00; }
 section.model { border: 1px solid #dee2e6; border-radius: 8px; padding: 14px 16px;
   margin: 18px 0; }
@@ -85,8 +86,11 @@ def _cell(value: Any, numeric: bool = False) -> str:
 
 def _summary(rows: list[Row], slugs: list[str], with_trend: bool) -> str:
     head = ["model", "engine", "verdict", "distinct states", "depth", "seconds", "vs pinned"]
+    with_prove = any(row.prove_outcome is not None for row in rows)
     if with_trend:
         head += ["states vs baseline", "seconds vs baseline"]
+    if with_prove:
+        head.append("prove")
     head.append("note")
     out = ["<table class=summary><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for row, slug in zip(rows, slugs, strict=True):
@@ -103,14 +107,24 @@ def _summary(rows: list[Row], slugs: list[str], with_trend: bool) -> str:
             ran = row.distinct is not None
             cells.append(_cell(states_change(row.trend) if ran else None, True))
             cells.append(_cell(seconds_change(row.trend) if ran else None, True))
+        if with_prove:
+            cells.append(_prove_cell(row))
         cells.append(_cell(row.note))
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
 
 
+def _prove_cell(row: Row) -> str:
+    if row.prove_outcome is None:
+        return _cell(None)
+    counts = row.prove.partition(": ")[2]
+    return f"<td>{_badge(row.prove_outcome)} {escape(counts)}</td>"
+
+
 def _model(entry: Entry, slug: str, folder: Path, svg_dir: Path) -> str:
-    bad = entry.outcome not in (MET, SKIPPED)
+    proof = entry.proof
+    bad = entry.outcome not in (MET, SKIPPED) or (proof is not None and proof.outcome == NOT_MET)
     out = [f'<section class="model{" bad" if bad else ""}" id="{slug}">']
     out.append(f"<h2>{escape(entry.name)} {_badge(entry.outcome)}</h2>")
     facts = [f"<code>{escape(str(entry.path))}</code>", f"engine {escape(entry.engine)}"]
@@ -130,8 +144,15 @@ def _model(entry: Entry, slug: str, folder: Path, svg_dir: Path) -> str:
         out.append("<ul class=problems>")
         out += [f"<li>{escape(p)}</li>" for p in entry.report.problems]
         out.append("</ul>")
+    if proof is not None:
+        out.append(f"<p>prove {_badge(proof.outcome)} {escape(proof.counts())}")
+        out.append(f"· {proof.seconds:.1f}s</p>")
+        if proof.problems:
+            out.append("<ul class=problems>")
+            out += [f"<li>prove: {escape(p)}</li>" for p in proof.problems]
+            out.append("</ul>")
     out.append("<table class=cases><tr><th>case</th><th>result</th><th>what happened</th></tr>")
-    for case in cases(entry):
+    for case in cases(entry) + (proof.cases() if proof is not None else []):
         out.append(
             f"<tr><td class=mono>{escape(case.name)}</td><td>{_badge(case.outcome)}</td>"
             f"<td>{escape(case.message)}</td></tr>"

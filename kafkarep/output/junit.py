@@ -4,7 +4,8 @@ One `<testsuite>` per model (named like a package: `models.mutations.hwm_below_m
 `<testcase>` per property clause and one `state_space` case (pinned distinct states, a conclusive
 search). A clause whose result the model did not expect has a `<failure>` whose message is the
 problem and whose text is the counterexample's step table; a model that could not run has one
-`run` case with `<error>` (engine unavailable, internal error) or `<skipped>`.
+`run` case with `<error>` (engine unavailable, internal error) or `<skipped>`. With `--prove`,
+one `prove:<property>` case per property prove judged (`suite_proofs.Proved.cases`).
 """
 
 from __future__ import annotations
@@ -52,13 +53,18 @@ def junit_tree(entries: list[Entry], timestamp: float | None = None) -> ET.Eleme
                 ("complete", e.complete),
                 ("stop_reason", e.stop_reason),
             ]
+        if entry.proof is not None:
+            facts.append(("prove", entry.proof.outcome))
         for key, value in facts:
             text = str(value).lower() if isinstance(value, bool) else str(value)
             ET.SubElement(props, "property", name=key, value=_text(text))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        for case in cases(entry):
+        proved = entry.proof.cases() if entry.proof is not None else []
+        for case in cases(entry) + proved:
             node = ET.SubElement(suite, "testcase", name=case.name, classname=name)
-            seconds = entry.wall_seconds if case.name in (STATE_SPACE, RUN) else 0.0
+            seconds = case.seconds
+            if seconds is None:
+                seconds = entry.wall_seconds if case.name in (STATE_SPACE, RUN) else 0.0
             node.set("time", f"{seconds:.3f}")
             counts["tests"] += 1
             if case.outcome == "failed":
@@ -69,7 +75,8 @@ def junit_tree(entries: list[Entry], timestamp: float | None = None) -> ET.Eleme
                 failure.text = _text(case.details or case.message)
             elif case.outcome == "error":
                 counts["errors"] += 1
-                kind = "EngineUnavailable" if entry.outcome == UNAVAILABLE else "InternalError"
+                unavailable = case.name == RUN and entry.outcome == UNAVAILABLE
+                kind = "EngineUnavailable" if unavailable else "InternalError"
                 error = ET.SubElement(node, "error", message=_text(case.message), type=kind)
                 error.text = _text(case.message)
             elif case.outcome == "skipped":
@@ -80,8 +87,9 @@ def junit_tree(entries: list[Entry], timestamp: float | None = None) -> ET.Eleme
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
-        suite.set("time", f"{entry.wall_seconds:.3f}")
-        total_time += entry.wall_seconds
+        seconds = entry.wall_seconds + (entry.proof.seconds if entry.proof is not None else 0.0)
+        suite.set("time", f"{seconds:.3f}")
+        total_time += seconds
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", f"{total_time:.3f}")

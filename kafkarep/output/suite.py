@@ -3,7 +3,8 @@
 This module holds what the command, the JUnit writer and the HTML report share: which model files
 a suite takes, one `Entry` per model (met, not met, skipped, unavailable, error), its
 counterexamples replayed once, its test cases (one per property clause, plus the model-level
-`state_space` case), the summary JSON and the trend against a previous run's summary.
+`state_space` case), the summary JSON and the trend against a previous run's summary. With
+`--prove`, an entry also holds the model's prove (`suite_proofs.py`: its column, cases, JSON).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.console import Console
 
@@ -26,6 +27,9 @@ from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.replay import Trace, replay_path
 from kafkarep.output.steps import render
 from kafkarep.output.summary import ModelReport
+
+if TYPE_CHECKING:
+    from kafkarep.output.suite_proofs import Proved
 
 MET, NOT_MET, SKIPPED, UNAVAILABLE, ERROR = "met", "not met", "skipped", "unavailable", "error"
 STATE_SPACE = "state_space"  # the model-level case: pinned distinct states, a conclusive search
@@ -72,6 +76,7 @@ class Entry(NamedTuple):
     report: ModelReport | None = None
     counterexamples: tuple[Counterexample, ...] = ()
     wall_seconds: float = 0.0
+    proof: Proved | None = None  # `--prove`: the model's prove (output/suite_proofs.py)
 
     @property
     def name(self) -> str:
@@ -89,6 +94,7 @@ class Case(NamedTuple):
     outcome: str  # "passed", "failed", "skipped" or "error"
     message: str  # one line
     details: str = ""  # the problems, the counterexample table, the replay command
+    seconds: float | None = None  # None: the model's (its `state_space` and `run` cases)
 
 
 class Trend(NamedTuple):
@@ -284,16 +290,31 @@ def suite_document(entries: list[Entry], exit_code: int, seconds: float) -> dict
     return {
         "suite": {"exit_code": exit_code, "seconds": round(seconds, 3), "outcomes": counts},
         "models": [
-            {**e.report.to_json(), "outcome": e.outcome, "wall_seconds": round(e.wall_seconds, 3)}
+            {
+                **e.report.to_json(),
+                "outcome": e.outcome,
+                "wall_seconds": round(e.wall_seconds, 3),
+                **_prove_json(e),
+            }
             for e in entries
             if e.report is not None
         ],
         "not_run": [
-            {"model": str(e.path), "engine": e.engine, "outcome": e.outcome, "reason": e.note}
+            {
+                "model": str(e.path),
+                "engine": e.engine,
+                "outcome": e.outcome,
+                "reason": e.note,
+                **_prove_json(e),
+            }
             for e in entries
             if e.report is None
         ],
     }
+
+
+def _prove_json(entry: Entry) -> dict[str, Any]:
+    return {"prove": entry.proof.to_json()} if entry.proof is not None else {}
 
 
 def write_document(path: Path, document: dict[str, Any]) -> None:
@@ -345,6 +366,8 @@ class Row(NamedTuple):
     pinned_change: int | None  # distinct states minus the model's pinned count
     trend: Trend | None
     note: str
+    prove_outcome: str | None = None  # `--prove`: met, not met, not encoded or error
+    prove: str = "-"  # `--prove`: the outcome and the verdicts, `met: 3 proved`
 
 
 def summary_row(entry: Entry, baseline: dict[str, dict[str, Any]] | None = None) -> Row:
@@ -357,6 +380,10 @@ def summary_row(entry: Entry, baseline: dict[str, dict[str, Any]] | None = None)
         note = "violates as expected: " + ", ".join(found)
     else:
         note = entry.note
+    proof = entry.proof
+    if proof is not None and proof.problems and not (entry.report and entry.report.problems):
+        more = len(proof.problems) - 1
+        note = f"prove: {proof.problems[0]}" + (f" (+{more} more)" if more else "")
     return Row(
         str(entry.path),
         entry.engine,
@@ -367,6 +394,8 @@ def summary_row(entry: Entry, baseline: dict[str, dict[str, Any]] | None = None)
         pinned_change(entry),
         trend(entry, baseline) if baseline is not None else None,
         note,
+        proof.outcome if proof is not None else None,
+        proof.cell() if proof is not None else "-",
     )
 
 

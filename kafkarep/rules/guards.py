@@ -44,6 +44,17 @@ class Guard(NamedTuple):
         return self.check(*args)
 
 
+def switched(disabled: frozenset[str], qualified: str, holds: Term) -> Term:
+    """A guard's verdict as `Guard.passes` gives it, from its predicate's value computed
+    elsewhere (the prover's encoding writes the predicate in its own terms): `holds`, True when
+    the model switched the guard off, False when it made it refuse."""
+    if qualified in disabled:
+        return True
+    if REFUSED + qualified in disabled:
+        return False
+    return holds
+
+
 def guard(area: str, error: Error | None = None) -> Callable[[Callable[..., Term]], Guard]:
     """Make the decorated predicate the guard `area.<function name>`."""
 

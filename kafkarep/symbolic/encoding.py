@@ -14,6 +14,7 @@ import z3
 from kafkarep.model.actions import Family, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import FENCED
+from kafkarep.rules.guards import switched
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.ops import Sets, Term
 from kafkarep.symbolic.state import (
@@ -114,6 +115,11 @@ class Encoding:
         )
         self.replica_slots = tuple(cfg.replicas) + (0,) * (self.n - len(cfg.replicas))
         self.fixed = self._fixed(names)
+
+    def passes(self, guard: str, holds: Term) -> Term:
+        """The guard `area.name` as the concrete rules apply it (`Guard.passes`), its predicate
+        written here as `holds`: switched off, made to refuse, or as it is."""
+        return switched(self.cfg.options.disabled_guards, guard, holds)
 
     def _fixed(self, names: set[str]) -> dict[tuple[type, str], Any]:
         """Fields no active family can change: constants in symbolic states (smaller formulas).

@@ -85,7 +85,7 @@ def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
         s.has(r.view.replicas, follower),
         not_(s.has(r.view.isr, follower)),
         isr_eligible(enc, r, follower),
-        *(ok for name, ok in checks if enc.cfg.guard_on(name)),
+        *(enc.passes(name, ok) for name, ok in checks),
     )
 
 
@@ -102,7 +102,6 @@ def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
 
     def guard(sym: ClusterState, dropped: Term) -> Term:
         r = sym.brokers[broker - 1].replica
-        out_of_sync = enc.cfg.guard_on("shrink_isr.follower_out_of_sync")
         return and_(
             sym.budget.isr_shrinks > 0,
             idle_leader(sym, broker),
@@ -110,9 +109,12 @@ def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
             not_(s.empty(dropped)),
             s.subset(dropped, s.minus(r.view.isr, s.bit(broker))),
             *(
-                implies(s.has(dropped, m), r.followers[m - 1].leo < r.leo)
+                implies(
+                    s.has(dropped, m),
+                    enc.passes("shrink_isr.follower_out_of_sync", r.followers[m - 1].leo < r.leo),
+                )
                 for m in range(1, enc.n + 1)
-                if out_of_sync and m != broker
+                if m != broker
             ),
         )
 

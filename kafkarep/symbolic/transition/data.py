@@ -150,8 +150,8 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
         offset_ok = and_(r.present, eq(r.leo, a.fetch_offset))
         applies = and_(
             in_fetcher,
-            or_(epoch_ok, not options.guard_on("fetch_response.leader_epoch_matches")),
-            or_(offset_ok, not options.guard_on("fetch_response.fetch_offset_matches")),
+            enc.passes("fetch_response.leader_epoch_matches", epoch_ok),
+            enc.passes("fetch_response.fetch_offset_matches", offset_ok),
         )
         # truncate at the divergence point
         at = truncation_point(enc, r.log, r.leo, a.diverging_epoch, a.diverging_end)

@@ -35,7 +35,7 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
             offset = ite(waits, f.leo, offset)
     at_min = s.size(r.view.isr) >= cfg.min_isr
     required = cfg.options.elr_enabled or cfg.hwm_requires_min_isr
-    passes = or_(not required, at_min, not cfg.guard_on("hwm.isr_at_min_isr"))
+    passes = enc.passes("hwm.isr_at_min_isr", or_(not required, at_min))
     advance = and_(offset > r.hwm, passes)
     g = sym.ghost
     hwm_below = g.hwm_below_min_isr

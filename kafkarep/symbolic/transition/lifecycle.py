@@ -48,8 +48,10 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
         return and_(
             eq(b.status, RUNNING),
             sym.registry[broker - 1].fenced,
-            b.initialised,
-            eq(b.applied_epoch, sym.partition.partition_epoch),
+            enc.passes(
+                "unfence.caught_up_with_metadata",
+                and_(b.initialised, eq(b.applied_epoch, sym.partition.partition_epoch)),
+            ),
         )
 
     def update(sym: ClusterState, _: Term) -> ClusterState:

@@ -4,7 +4,7 @@ whether a follower may join the ISR."""
 from __future__ import annotations
 
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, ite, or_
+from kafkarep.symbolic.ops import Term, and_, eq, ite
 from kafkarep.symbolic.state import Replica
 
 
@@ -14,10 +14,10 @@ def isr_eligible(enc: Encoding, r: Replica, m: int) -> Term:
     entry = r.eligible[m - 1]
     cached = alive_epoch(entry)
     return and_(
-        or_(entry >= 0, not enc.cfg.guard_on("isr_join.alive_in_leader_metadata")),
-        or_(
+        enc.passes("isr_join.alive_in_leader_metadata", entry >= 0),
+        enc.passes(
+            "isr_join.broker_epoch_in_leader_metadata",
             and_(cached >= 0, eq(cached, f.broker_epoch)),
-            not enc.cfg.guard_on("isr_join.broker_epoch_in_leader_metadata"),
         ),
     )
 

@@ -1,0 +1,106 @@
+"""`[rules] refuse_guards` in the prover's encoding: a guard made to refuse refuses there as in
+the concrete rules (`Encoding.passes`, `rules.guards.switched`), so the liveness models that
+seed one are proved like the others; the auxiliary invariants hold on every reachable state of
+those models (their whole state spaces)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafkarep.properties.model_files import load_model
+from kafkarep.rules import guards
+from kafkarep.symbolic import invariants
+from kafkarep.symbolic.agreement import check_invariants
+from kafkarep.symbolic.agreement.rules import check as agreement
+from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.invariants.strengthening import STRUCTURE
+from tests.helpers import ROOT, prove
+
+LIVENESS = ROOT / "models" / "liveness"
+# a data-plane guard, an ISR-join guard, the controller's unfence: each made to refuse
+REFUSING = {
+    "follower_never_appends": ("fetch_response.fetch_offset_matches", 49),
+    "isr_join_refused": ("isr_join.fetch_offset_at_hwm", 10_548),
+    "unfence_refused": ("unfence.caught_up_with_metadata", 233),
+}
+# where the agreement check points when the encoding ignores the refusal
+DISAGREES = {
+    "follower_never_appends": "kafkarep/symbolic/transition/data.py: fetch_response",
+    "isr_join_refused": "kafkarep/symbolic/transition/data.py: fetch",  # a fetch proposes a join
+    "unfence_refused": "kafkarep/symbolic/transition/lifecycle.py: unfence",
+}
+LEMMAS = tuple(i for i in invariants.ALL_INVARIANTS if i.name in STRUCTURE)
+
+
+def model(name: str) -> Path:
+    return LIVENESS / f"{name}.toml"
+
+
+@pytest.mark.parametrize("name", sorted(REFUSING))
+def test_the_encoding_agrees_with_a_refused_guard(name: str) -> None:
+    cfg = load_model(model(name))
+    guard, _ = REFUSING[name]
+    assert guards.REFUSED + guard in cfg.options.disabled_guards
+    found = agreement(cfg, 6)
+    assert not found.disagreements, found.disagreements[0]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSING))
+def test_an_encoding_that_ignores_the_refusal_disagrees(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seeded bug the models had before: the encoding reads a refused guard as on."""
+
+    def ignores_refusal(self: Encoding, guard: str, holds: object) -> object:
+        return True if guard in self.cfg.options.disabled_guards else holds
+
+    monkeypatch.setattr(Encoding, "passes", ignores_refusal)
+    found = agreement(load_model(model(name)), 6)
+    assert found.disagreements
+    assert {d.where for d in found.disagreements} == {DISAGREES[name]}
+
+
+def test_the_safety_properties_are_proved_where_the_follower_never_appends(
+    tmp_path: Path,
+) -> None:
+    """Its ELR, with MinISR 1, holds one member at most (`registration_shape`): without that
+    clause, `controller_shape` under `unfence` had a counterexample to induction (an unfenced
+    broker in the ELR beside the one elected)."""
+    code, report = prove(
+        tmp_path, "--no-bmc", "--workers", "1", str(model("follower_never_appends"))
+    )
+    assert code == 0, report["problems"]
+    assert [r["status"] for r in report["results"]] == ["proved"] * 3
+
+
+@pytest.mark.parametrize("name", sorted(REFUSING))
+def test_the_invariants_hold_on_every_reachable_state(name: str) -> None:
+    _, states = REFUSING[name]
+    found, unsound = check_invariants(load_model(model(name)), 60, LEMMAS, invariants.FACTS)
+    assert found == states  # the whole state space (the model's pinned count)
+    assert not unsound, [u.invariant for u in unsound]
+
+
+def test_the_min_isr_one_elr_clause_holds_and_a_wrong_one_is_caught(tmp_path: Path) -> None:
+    """With MinISR 1 only the last ISR member enters the ELR (`registration_shape`). On the
+    model where the follower never appends, with two fences (the leader's puts it in the ELR),
+    the clause holds on every reachable state, and a stronger, wrong one, 'with MinISR 1 the
+    ELR stays empty', is caught there."""
+    from kafkarep.symbolic.lemmas import Invariant
+
+    fenced = tmp_path / "fenced.toml"
+    text = model("follower_never_appends").read_text()
+    fenced.write_text(text.replace("\n[check]", "\n[faults]\nfences = 2\n\n[check]"))
+    cfg = load_model(fenced)
+    states, unsound = check_invariants(cfg, 60, LEMMAS, invariants.FACTS)
+    assert states == 13_635
+    assert not unsound, [u.invariant for u in unsound]
+
+    def elr_empty(enc: Encoding, sym: object) -> object:
+        return enc.sets.empty(sym.partition.elr)  # type: ignore[attr-defined]
+
+    wrong = Invariant("elr_empty", elr_empty, "wrong")
+    _, unsound = check_invariants(cfg, 60, (wrong,), ())
+    assert [u.invariant for u in unsound] == ["elr_empty"]
