@@ -337,6 +337,15 @@ def test_obligations_discharged_in_two_processes_are_the_same() -> None:
     ]
     failed = [o for o in parallel if o.status == "failed"]
     assert failed and all(o.cti is not None for o in failed)
+    # stopping at the first failure: the workers stop early, the list is still the same
+    sequential = prover("mutations/hwm_below_min_isr.toml").prove(names, stop_at_failure=True)
+    parallel = prover("mutations/hwm_below_min_isr.toml").prove(
+        names, stop_at_failure=True, workers=2
+    )
+    assert [(o.invariant, o.action, o.status) for o in sequential] == [
+        (o.invariant, o.action, o.status) for o in parallel
+    ]
+    assert parallel[-1].status == "failed" and parallel[-1].cti is not None
 
 
 def _conjunction_of(parts: list[tuple[list[Any], Any]]) -> Any:

@@ -331,11 +331,12 @@ class Prover:
         """Every obligation of these invariants, proved together: each holds initially, and
         each action keeps it in any state where all of them (and the history facts) hold.
         The names must include every history fact (`history.<fact>`). With several workers,
-        the obligations are discharged in that many processes (all of them, even when
-        stopping at the first failure: the result is the same list)."""
+        the obligations are discharged in that many processes, and the result is the same
+        list (stopping at the first failure: the workers stop at the first they find, and
+        what precedes it here and is not done is discharged in this process)."""
         together = frozenset(names)
         if workers > 1:
-            self._discharge_in_parallel(names, together, workers)
+            self._discharge_in_parallel(names, together, workers, stop_at_failure)
         out = []
         for name in names:
             out.append(self.initiation(name))
@@ -346,13 +347,15 @@ class Prover:
         return out
 
     def _discharge_in_parallel(
-        self, names: list[str], together: frozenset[str], workers: int
+        self, names: list[str], together: frozenset[str], workers: int, stop_at_failure: bool
     ) -> None:
         """Fill the cache with every obligation not in it yet, from worker processes (forked:
         each builds its own prover for the same model and invariants). A job is a few of one
         family's obligations (they share that family's solver in a worker); the heaviest, the
         per-broker history facts (each states something of every broker), go first and alone,
-        so that no long one is left to run while the other workers idle."""
+        so that no long one is left to run while the other workers idle. Stopping at the first
+        failure, the workers stop at the first one they find: `prove` then discharges in this
+        process whatever precedes it in its own order and is not done yet."""
         heavy = {f"history.{f.name}" for f in self.goals.facts if f.by is not None}
         jobs: list[tuple[str, list[str]]] = []
         families = sorted(self.families, key=lambda f: -len(self._taken(f)))
@@ -385,6 +388,8 @@ class Prover:
                             found = (before, taken, after)
                         key = (name, "initial") if family == "initial" else (name, family, together)
                         self.done[key] = Obligation(name, family, status, seconds, found)
+                    if stop_at_failure and any(r[0] != "proved" for r in results):
+                        break  # leaving the pool's block terminates the workers
         finally:
             _TEMPLATE = None
 
