@@ -61,6 +61,7 @@ from kafkarep.output.suite import (
     summary_row,
     write_document,
 )
+from kafkarep.output.suite_proofs import COLOUR as PROVE_COLOUR
 from kafkarep.output.suite_proofs import NOT_ENCODED
 from kafkarep.properties.model_files import load_model
 
@@ -348,7 +349,7 @@ def _verdict(outcome: str) -> str:
 def _prove_verdict(outcome: str | None, text: str) -> str:
     if outcome is None:
         return "-"
-    colour = {MET: "green", NOT_MET: "red", NOT_ENCODED: "dim"}.get(outcome, "red")
+    colour = PROVE_COLOUR.get(outcome, "red")
     return f"[{colour}]{escape(text)}[/]"
 
 

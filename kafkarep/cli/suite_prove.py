@@ -20,7 +20,7 @@ from kafkarep.cli.prove import Options, configure, not_encoded, prove_model, sel
 from kafkarep.common.exit_codes import internal_error
 from kafkarep.model.config import ModelConfig
 from kafkarep.output.suite import ERROR, MET, NOT_MET
-from kafkarep.output.suite_proofs import NOT_ENCODED, Proved
+from kafkarep.output.suite_proofs import COLOUR, NOT_ENCODED, Proved
 from kafkarep.symbolic.prove import Result
 
 
@@ -41,7 +41,7 @@ def prove_one(cfg: ModelConfig, opts: Options, console: Console) -> Proved:
     """Prove one model in a process of its own; print one line, and what prove printed when it
     is not met."""
     proved = _in_child(cfg, opts)
-    colour = {MET: "green", NOT_MET: "red", NOT_ENCODED: "dim"}.get(proved.outcome, "red")
+    colour = COLOUR.get(proved.outcome, "red")
     console.print(
         f"{escape(cfg.name)}: prove [{colour}]{escape(proved.cell())}[/{colour}] "
         f"({proved.seconds:.1f}s)",

@@ -16,6 +16,7 @@ from kafkarep.symbolic.verdict import Proof, unknown_notes
 
 NOT_ENCODED = "not encoded"  # a model prove refuses (the ZooKeeper-era controller, a [plan], ...)
 PROVE = "prove"  # the model-level case
+COLOUR = {MET: "green", NOT_MET: "red", NOT_ENCODED: "dim"}  # an outcome's (others: red)
 
 
 class Proved(NamedTuple):

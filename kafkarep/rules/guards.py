@@ -37,22 +37,25 @@ class Guard(NamedTuple):
     def passes(self, disabled: frozenset[str], *args: Any) -> Term:
         """True when the predicate holds, or when the guard is switched off; False when it is
         made to refuse always."""
-        if self.qualified in disabled:
-            return True
-        if disabled and REFUSED + self.qualified in disabled:
-            return False
-        return self.check(*args)
+        forced = _forced(disabled, self.qualified) if disabled else None
+        return self.check(*args) if forced is None else forced
 
 
 def switched(disabled: frozenset[str], qualified: str, holds: Term) -> Term:
     """A guard's verdict as `Guard.passes` gives it, from its predicate's value computed
     elsewhere (the prover's encoding writes the predicate in its own terms): `holds`, True when
     the model switched the guard off, False when it made it refuse."""
+    forced = _forced(disabled, qualified)
+    return holds if forced is None else forced
+
+
+def _forced(disabled: frozenset[str], qualified: str) -> bool | None:
+    """True: the model switched the guard off; False: it made it refuse; None: as written."""
     if qualified in disabled:
         return True
     if REFUSED + qualified in disabled:
         return False
-    return holds
+    return None
 
 
 def guard(area: str, error: Error | None = None) -> Callable[[Callable[..., Term]], Guard]:

@@ -13,11 +13,7 @@ from collections.abc import Callable, Sequence
 
 import z3
 
-# z3py's argument checks in Python (sorts of every operand, on every call) cost the prover a
-# few percent; Z3 itself still refuses a sort mismatch (`Z3Exception`). `python -O` does the same.
-z3.z3.Z3_DEBUG = False
-
-from kafkarep.rules.terms import (  # noqa: E402
+from kafkarep.rules.terms import (
     Term,
     and_,
     bool_term,
@@ -36,6 +32,10 @@ from kafkarep.rules.terms import (  # noqa: E402
     or_,
     select,
 )
+
+# z3py's argument checks in Python (sorts of every operand, on every call) cost the prover a
+# few percent; Z3 itself still refuses a sort mismatch (`Z3Exception`). `python -O` does the same.
+z3.z3.Z3_DEBUG = False
 
 __all__ = [
     "EMPTY_EPOCHS",

@@ -84,8 +84,8 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
             parts.append(implies(s.empty(s.union(p.isr, p.elr)), s.empty(p.last_known_elr)))
         if enc.cfg.min_isr == 1:
             # with MinISR 1 any ISR clears the ELR, so only the last ISR member to go enters it
-            # (`PartitionChangeBuilder.maybePopulateTargetElr`)
-            parts.append(implies(not_(s.empty(p.elr)), s.size(p.elr) <= 1))
+            # (`PartitionChangeBuilder.maybePopulateTargetElr`, 4.1.0)
+            parts.append(s.size(p.elr) <= 1)
         # the last known leader is cleared once the partition has a leader
         # (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`)
         parts.append(implies(ne(p.leader, -1), s.empty(p.last_known_elr)))
