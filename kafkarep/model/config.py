@@ -25,9 +25,12 @@ class ModelError(Exception):
     """A model file is missing or malformed: one line, exit code 2."""
 
 
-class Table(tuple[Any, ...]):
-    """A TOML table in an engine section, frozen: its (key, value) pairs, sorted. A tuple, so
-    the model stays hashable; its own type, so an engine tells it from a list."""
+class Table(NamedTuple):
+    """A TOML table in an engine section, frozen: its (key, value) pairs, sorted. Hashable, so
+    the model stays hashable; its own type, so an engine tells it from a list. (A NamedTuple,
+    not a tuple subclass: mypyc compiles this module and cannot subclass builtins.)"""
+
+    pairs: tuple[tuple[str, Any], ...]
 
 
 class CheckConfig(NamedTuple):
@@ -323,7 +326,7 @@ def _engine_settings(raw: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
         if isinstance(value, list):
             return tuple(frozen(v) for v in value)
         if isinstance(value, dict):
-            return Table(sorted((k, frozen(v)) for k, v in value.items()))
+            return Table(tuple(sorted((k, frozen(v)) for k, v in value.items())))
         return value
 
     return tuple(

@@ -49,7 +49,7 @@ def unknown_notes(cfg: ModelConfig) -> dict[str, Note]:
     if not isinstance(raw, Table):
         raise UsageError(f"{cfg.path}: [prove] unknown must be a table: {{ {form} }}")
     notes: dict[str, Note] = {}
-    for prop, value in raw:
+    for prop, value in raw.pairs:
         if prop not in SUPPORTED:
             raise UsageError(
                 f"{cfg.path}: [prove] unknown.{prop}: prove supports the properties "
