@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,26 @@ def test_the_key_is_every_source(tmp_path: Path) -> None:
     assert edited != key
     (copy / "rules" / "new_rule.py").write_text("")  # a new module is a change too
     assert compiled.source_key(copy) not in (key, edited)
+
+
+def test_code_shipped_as_a_zip_has_the_same_key(tmp_path: Path) -> None:
+    """The Spark engine ships kafkarep to its executors as a zip (`spark_context`): imported from
+    there, the sources have the driver's key, so an executor on a machine where they are
+    compiled runs the build; an edited copy in a zip does not."""
+    shipped = tmp_path / "code.zip"
+    with zipfile.ZipFile(shipped, "w") as archive:
+        for file in sorted(PACKAGE.rglob("*.py")):
+            archive.write(file, file.relative_to(PACKAGE.parent).as_posix())
+    assert compiled.source_key(shipped / "kafkarep") == compiled.source_key(PACKAGE)
+    copy = copy_package(tmp_path)
+    edit(copy)
+    edited = tmp_path / "edited.zip"
+    with zipfile.ZipFile(edited, "w") as archive:
+        for file in sorted(copy.rglob("*.py")):
+            archive.write(file, file.relative_to(copy.parent).as_posix())
+    assert compiled.source_key(edited / "kafkarep") == compiled.source_key(copy)
+    assert compiled.source_key(edited / "kafkarep") != compiled.source_key(PACKAGE)
+    assert compiled.source_key(tmp_path / "missing" / "kafkarep") is None
 
 
 def test_a_build_of_other_sources_is_never_loaded(tmp_path: Path, auto: None) -> None:

@@ -9,6 +9,7 @@ killed run and the bigger models are `slow` (and `spark`)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -78,6 +79,23 @@ def embedded() -> Iterator[Any]:
         yield sc
     finally:
         sc.stop()
+
+
+def test_a_task_leaves_what_the_worker_keeps_frozen() -> None:
+    """PySpark's daemon runs a full `gc.collect()` after every task of a reused worker; a task
+    freezes the worker's heap first, so that collection does not walk the caches the worker
+    keeps (it cost more CPU than the tasks). The task's own garbage is still freed."""
+    gc.unfreeze()
+    cfg = load_model(SMALL)
+    task = spark_tasks.Task(cfg, 1, False, 0, 0.0, frozenset(), frozenset())
+    try:
+        out = spark_tasks.seed(task)
+        assert gc.get_freeze_count() > 0
+        assert gc.isenabled()
+        _, chunk = out[0]
+        assert isinstance(chunk, spark_tasks.Chunk) and chunk.positions.tolist() == [0]
+    finally:
+        gc.unfreeze()
 
 
 @pytest.mark.parametrize("model", DEFAULT_MODELS, ids=lambda p: p.stem)

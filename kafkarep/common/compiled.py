@@ -32,6 +32,8 @@ import sys
 import sysconfig
 import tempfile
 import time
+import zipfile
+from collections.abc import Iterator
 from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec
 from importlib.util import find_spec, module_from_spec, spec_from_file_location
 from pathlib import Path
@@ -69,20 +71,44 @@ def source_key(package: Path = PACKAGE) -> str | None:
     cannot be read (then nothing compiled is used)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.implementation.cache_tag} {SUFFIX}\0".encode())
+    try:
+        sources = _sources(package) if package.is_dir() else _zipped_sources(package)
+        for name, data in sources:
+            digest.update(b"%d %s %d\0" % (len(name), name, len(data)))
+            digest.update(data)
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return digest.hexdigest()
+
+
+def _sources(package: Path) -> Iterator[tuple[bytes, bytes]]:
+    """(path under the package, content) of every source, in the order of their paths."""
     files = []
     for directory, subdirectories, names in os.walk(package):
         subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
         files += [os.path.join(directory, n) for n in names if n.endswith(".py")]
-    try:
-        for file in sorted(files):
-            with open(file, "rb") as source:
-                data = source.read()
-            name = os.path.relpath(file, package).replace(os.sep, "/").encode()
-            digest.update(b"%d %s %d\0" % (len(name), name, len(data)))
-            digest.update(data)
-    except OSError:
-        return None
-    return digest.hexdigest()
+    for file in sorted(files):
+        with open(file, "rb") as source:
+            data = source.read()
+        yield os.path.relpath(file, package).replace(os.sep, "/").encode(), data
+
+
+def _zipped_sources(package: Path) -> Iterator[tuple[bytes, bytes]]:
+    """The same, for a package imported from a zip: the code the Spark engine ships to its
+    executors (`spark_context`). Its key is the driver's, so an executor on a machine where
+    those sources are compiled runs the build too."""
+    archive = next((p for p in package.parents if p.is_file()), None)
+    if archive is None:
+        raise OSError(f"{package}: neither a directory nor in a zip")
+    prefix = package.relative_to(archive).as_posix() + "/"
+    with zipfile.ZipFile(archive) as zipped:
+        names = [
+            n
+            for n in zipped.namelist()
+            if n.startswith(prefix) and n.endswith(".py") and "/__pycache__/" not in n
+        ]
+        for member in sorted(names):
+            yield member[len(prefix) :].encode(), zipped.read(member)
 
 
 def compiled_sources(package: Path = PACKAGE) -> list[Path]:

@@ -146,7 +146,11 @@ def inject_fault(task: Task, stage: str) -> None:
 
 
 def _quiet_gc(function: F) -> F:
-    """States are acyclic tuples: the cycle collector only costs time while a task holds many."""
+    """States are acyclic tuples: the cycle collector only costs time while a task holds many.
+    After the task, what the worker keeps (the judge's and the rules' caches) is frozen out of
+    the collector's sight: PySpark's daemon runs a full `gc.collect()` after every task of a
+    reused worker, which otherwise walks those caches each time (it took more CPU than the
+    tasks themselves). Frozen objects are still freed when their last reference goes."""
 
     @wraps(function)
     def run(*args: Any) -> Any:
@@ -155,6 +159,7 @@ def _quiet_gc(function: F) -> F:
         try:
             return function(*args)
         finally:
+            gc.freeze()
             if enabled:
                 gc.enable()
 
