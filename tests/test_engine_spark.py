@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kafkarep.cli.main import main
@@ -94,6 +96,48 @@ def test_a_task_leaves_what_the_worker_keeps_frozen() -> None:
         assert gc.isenabled()
         _, chunk = out[0]
         assert isinstance(chunk, spark_tasks.Chunk) and chunk.positions.tolist() == [0]
+    finally:
+        gc.unfreeze()
+
+
+class _Broadcast:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def test_materialize_takes_the_parents_its_worker_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level's states, expanded by a worker, are the next level's parents: `materialize` in the
+    same worker takes them from there instead of unpickling them again, with the same output as
+    from the bytes (another worker's case)."""
+    cfg = load_model(SMALL)
+    task = spark_tasks.Task(cfg, 1, False, 0, 0.0, frozenset(), frozenset(), workdir="run")
+    try:
+        seeded = spark_tasks.seed(task)
+        expanded = spark_tasks.expand(task, 0, seeded)
+        (decided,) = spark_tasks.decide(task, 0, expanded)
+        keys = np.sort(decided.keys)
+        winners = _Broadcast((keys, np.zeros(keys.size, dtype=np.int32)))
+        following = task._replace(level=1)
+        unpickled: list[int] = []
+        states = spark_tasks._states
+
+        def counted(chunks: Any) -> Any:
+            out = states(chunks)
+            unpickled.append(len(out))
+            return out
+
+        monkeypatch.setattr(spark_tasks, "_states", counted)
+        here = spark_tasks.materialize(following, winners, 0, [decided])
+        assert unpickled == []  # the parents came from the worker's own expansion
+        elsewhere = spark_tasks.materialize(following, winners, 0, [decided])
+        assert unpickled == [1]  # taken once: now they come from the bytes
+        assert [type(v).__name__ for _, v in here] == [type(v).__name__ for _, v in elsewhere]
+        chunks = [v for _, v in here if isinstance(v, spark_tasks.Chunk)]
+        again = [v for _, v in elsewhere if isinstance(v, spark_tasks.Chunk)]
+        assert [(c.positions.tolist(), pickle.loads(c.states)) for c in chunks] == [
+            (c.positions.tolist(), pickle.loads(c.states)) for c in again
+        ]
+        assert sum(c.positions.size for c in chunks) == keys.size > 0
     finally:
         gc.unfreeze()
 

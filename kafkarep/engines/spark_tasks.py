@@ -185,6 +185,18 @@ def _states(chunks: Iterable[Chunk]) -> list[tuple[int, ClusterState, Digests]]:
     return out
 
 
+# What a worker process expanded last: (run, partition) -> (level, its states in level order).
+# The next level's `materialize` of the partition needs those states again as parents; when it
+# runs in the same worker (always on `local[1]`, often elsewhere) it takes them from here instead
+# of unpickling the same bytes again. A miss reads the bytes, as before.
+_EXPANDED: dict[tuple[str, int], tuple[int, list[tuple[int, ClusterState, Digests]]]] = {}
+
+
+def _expanded_here(task: Task, partition: int) -> list[tuple[int, ClusterState, Digests]]:
+    kept = _EXPANDED.pop((task.workdir, partition), None)
+    return kept[1] if kept is not None and kept[0] == task.level - 1 else []
+
+
 # --- stage 1: level d's states, from their parents -------------------------------------------
 
 
@@ -223,7 +235,7 @@ def materialize(
     out: list[tuple[int, Any]] = []
     for record in decided:
         out.append((partition, Seen(record.seen)))
-        parents = _states(record.parents)
+        parents = _expanded_here(task, partition) or _states(record.parents)
         if not parents:
             continue
         shifted = np.array([p for p, _, _ in parents], dtype=np.int64) << ACTION_BITS
@@ -278,7 +290,12 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
     keys: list[int] = []
     generated, timed_out = 0, False
     # in level order, so the first step reaching a sometimes-property has the smallest key
-    for count, (position, state, parts) in enumerate(_states(chunks)):
+    level = _states(chunks)
+    for held, (kept, _) in list(_EXPANDED.items()):
+        if held[0] != task.workdir or kept != task.level:  # the worker keeps the level it expands
+            del _EXPANDED[held]
+    _EXPANDED[(task.workdir, partition)] = (task.level, level)
+    for count, (position, state, parts) in enumerate(level):
         for key, _, _, _, fp in expander.successors(state, parts, position << ACTION_BITS):
             fps.append(fp)
             keys.append(key)
