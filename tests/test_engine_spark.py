@@ -118,6 +118,9 @@ def test_materialize_takes_the_parents_its_worker_expanded(monkeypatch: pytest.M
         keys = np.sort(decided.keys)
         winners = _Broadcast((keys, np.zeros(keys.size, dtype=np.int32)))
         following = task._replace(level=1)
+        # another run sharing the work dir and the worker (a suite's next model) misses
+        assert spark_tasks._expanded_here(following._replace(cfg=load_model(LRS)), 0) == []
+        assert spark_tasks._expanded_here(following._replace(symmetry=True), 0) == []
         unpickled: list[int] = []
         states = spark_tasks._states
 

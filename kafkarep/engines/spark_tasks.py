@@ -188,12 +188,28 @@ def _states(chunks: Iterable[Chunk]) -> list[tuple[int, ClusterState, Digests]]:
 # What a worker process expanded last: (run, partition) -> (level, its states in level order).
 # The next level's `materialize` of the partition needs those states again as parents; when it
 # runs in the same worker (always on `local[1]`, often elsewhere) it takes them from here instead
-# of unpickling the same bytes again. A miss reads the bytes, as before.
-_EXPANDED: dict[tuple[str, int], tuple[int, list[tuple[int, ClusterState, Digests]]]] = {}
+# of unpickling the same bytes again. A miss reads the bytes, as before. A run is named by all
+# that decides a partition's states (two runs of a suite may share a work dir and a worker).
+Held = tuple[int, list[tuple[int, ClusterState, Digests]]]
+_EXPANDED: dict[tuple[object, ...], Held] = {}
+
+
+def _run(task: Task, partition: int) -> tuple[object, ...]:
+    return (task.workdir, task.cfg, task.symmetry, task.partitions, partition)
+
+
+def _keep_expanded(
+    task: Task, partition: int, level: list[tuple[int, ClusterState, Digests]]
+) -> None:
+    key = _run(task, partition)
+    for held, (kept, _) in list(_EXPANDED.items()):
+        if held[:-1] != key[:-1] or kept != task.level:  # the worker keeps the level it expands
+            del _EXPANDED[held]
+    _EXPANDED[key] = (task.level, level)
 
 
 def _expanded_here(task: Task, partition: int) -> list[tuple[int, ClusterState, Digests]]:
-    kept = _EXPANDED.pop((task.workdir, partition), None)
+    kept = _EXPANDED.pop(_run(task, partition), None)
     return kept[1] if kept is not None and kept[0] == task.level - 1 else []
 
 
@@ -291,10 +307,7 @@ def expand(task: Task, partition: int, items: Iterable[tuple[int, Any]]) -> list
     generated, timed_out = 0, False
     # in level order, so the first step reaching a sometimes-property has the smallest key
     level = _states(chunks)
-    for held, (kept, _) in list(_EXPANDED.items()):
-        if held[0] != task.workdir or kept != task.level:  # the worker keeps the level it expands
-            del _EXPANDED[held]
-    _EXPANDED[(task.workdir, partition)] = (task.level, level)
+    _keep_expanded(task, partition, level)
     for count, (position, state, parts) in enumerate(level):
         for key, _, _, _, fp in expander.successors(state, parts, position << ACTION_BITS):
             fps.append(fp)
