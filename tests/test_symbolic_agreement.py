@@ -23,6 +23,7 @@ from kafkarep.symbolic.initial import model_initial
 from kafkarep.symbolic.projection import project
 from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from kafkarep.symbolic.transition import hwm
+from kafkarep.symbolic.transition import metadata as metadata_transition
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
@@ -215,16 +216,19 @@ def test_a_free_election_of_an_ineligible_replica_is_found(monkeypatch: pytest.M
     assert any("elects" in d.problem for d in result.disagreements)
 
 
-def test_the_commit_epochs_history_variable_is_read_by_nothing_else() -> None:
-    """`Ghost.committed_in` is a history variable of the proofs: no guard and no update of
-    another field mentions it, so it cannot change what the rules do."""
+@pytest.mark.parametrize("model", ["kip966_small.toml", "reassignment.toml"])
+def test_the_history_variables_are_read_by_nothing_else(model: str) -> None:
+    """`Ghost.committed_in` and `Ghost.led_since` are history variables of the proofs: no guard
+    and no update of another field mentions them, so they cannot change what the rules do."""
     import z3
 
     from kafkarep.symbolic.transition import Relation
 
-    enc = Encoding(load_model(MODELS / "kip966_small.toml"), abstract_history=True)
+    enc = Encoding(load_model(MODELS / model), abstract_history=True)
     x = enc.fresh("x")
-    ghost = {str(v) for v in x.ghost.committed_in}
+    since = x.ghost.led_since if enc.reassigning else ()  # elsewhere a constant 0
+    ghost = {str(v) for v in (*x.ghost.committed_in, *since)}
+    assert len(ghost) == enc.r + len(since) and all(z3.is_const(v) for v in since)
 
     def mentions(term: Any) -> bool:
         if not z3.is_expr(term):
@@ -258,7 +262,7 @@ def test_the_commit_epochs_history_variable_is_read_by_nothing_else() -> None:
             arg = enc.fresh(f"a{k}", PartitionRegistration)
         after = instance.update(x, arg)
         assert not mentions(ops.bool_term(instance.guard(x, arg))), instance.label
-        others = after._replace(ghost=after.ghost._replace(committed_in=()))
+        others = after._replace(ghost=after.ghost._replace(committed_in=(), led_since=()))
         assert isinstance(others, ClusterState)
         assert not any(mentions(leaf) for leaf in leaves(others)), instance.label
         checked += 1
@@ -283,3 +287,19 @@ def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "maybe_advance_hwm", wrong)
     result = agreement.check(load_model(MODELS / "kip966_small.toml"), 5)
     assert any("committed_in" in d.problem for d in result.disagreements)
+
+
+def test_a_wrong_leadership_start_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Ghost.led_since` is checked like every other field: a leader kept by a new leader epoch
+    (a reassignment's completion) said to lead since that epoch is a disagreement."""
+    real = metadata_transition._leading_since
+
+    def wrong(before: ClusterState, after: ClusterState, broker: int, r: Any, snapshot: Any) -> Any:
+        out = real(before, after, broker, r, snapshot)
+        since = list(out.ghost.led_since)
+        since[broker - 1] = snapshot.leader_epoch
+        return out._replace(ghost=out.ghost._replace(led_since=tuple(since)))
+
+    monkeypatch.setattr(metadata_transition, "_leading_since", wrong)
+    result = agreement.check(load_model(MODELS / "reassignment.toml"), 10)
+    assert any("led_since" in d.problem for d in result.disagreements)

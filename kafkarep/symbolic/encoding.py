@@ -31,6 +31,7 @@ from kafkarep.symbolic.state import (
     Budget,
     ClusterState,
     FetchResponse,
+    Ghost,
     PartitionRegistration,
     Replica,
     View,
@@ -134,6 +135,7 @@ class Encoding:
                 }
             )
             fixed[(PartitionRegistration, "removing")] = 0
+            fixed[(Ghost, "led_since")] = (0,) * self.n
         if not self.recovering:
             for cls in (PartitionRegistration, View, AlterPartitionRequest, AlterPartitionResponse):
                 fixed[(cls, "recovering")] = False

@@ -63,7 +63,12 @@ def initial(enc: Encoding, isr: Term, leader: Term, fenced: Term) -> ClusterStat
         brokers.append(
             Broker(RUNNING, 1, 0, 1, True, replica, enc.no_fetch_response(), enc.no_ap_response())
         )
-    ghost = Ghost(0, (0,) * enc.r, (ops.EMPTY_EPOCHS,) * enc.r, False, False, (0,) * enc.r)
+    led_since = tuple(
+        ops.ite(ops.eq(leader, b), 1, 0) if enc.reassigning else 0 for b in range(1, enc.n + 1)
+    )
+    ghost = Ghost(
+        0, (0,) * enc.r, (ops.EMPTY_EPOCHS,) * enc.r, False, False, (0,) * enc.r, led_since
+    )
     return ClusterState(
         partition,
         metadata_log,

@@ -55,10 +55,13 @@ def project(
     state: concrete.ClusterState,
     locs: dict[int, tuple[int, int]],
     committed_in: tuple[int, ...] = (),
+    led_since: tuple[int, ...] | None = None,
 ) -> ClusterState:
     """The symbolic state of a concrete one. `locs` gives each value's (offset, epoch),
     recorded when it was written (the concrete state does not keep a lost record's epoch);
-    `committed_in` the history variable `Ghost.committed_in`, recorded along the path."""
+    `committed_in` and `led_since` the history variables `Ghost.committed_in` and
+    `Ghost.led_since`, recorded along the path (`led_since` only with reassignment; without
+    it, each leader counts as leading since its own epoch)."""
     log = state.controller.log
     base = log[0].partition_epoch
     for i, p in enumerate(log):
@@ -100,6 +103,7 @@ def project(
         g.ack_below_min_isr is not None,
         g.hwm_below_min_isr is not None,
         tuple(committed_in[: enc.r]) + (0,) * (enc.r - len(committed_in)),
+        _led_since(enc, state, led_since),
     )
     return ClusterState(
         registration(enc, state.partition, eligible[-1]),
@@ -164,6 +168,21 @@ def _broker(
         _fetch_response(enc, broker.fetch_response, locs),
         _ap_response(enc, broker.ap_response),
     )
+
+
+def _led_since(
+    enc: Encoding, state: concrete.ClusterState, recorded: tuple[int, ...] | None
+) -> tuple[int, ...]:
+    if not enc.reassigning:
+        return (0,) * enc.n
+    if recorded is not None:
+        return recorded
+    since = []
+    for broker in state.brokers:
+        r = broker.replica
+        view = r.view if r is not None and r.role == concrete.Role.LEADER else None
+        since.append(view.leader_epoch if view is not None else 0)
+    return tuple(since)
 
 
 def _replica(

@@ -169,6 +169,10 @@ class Ghost(NamedTuple):
     # per committed offset: the lowest leader epoch of a leader that moved its HWM past it. A
     # history variable of the proofs: no guard and no other field reads it.
     committed_in: tuple[Term, ...]
+    # per broker: the leader epoch since which it has led without a break (set when it becomes
+    # leader, kept when a new epoch keeps it leader, as a reassignment's completion does; read
+    # only while it leads). A history variable like `committed_in`; 0 without reassignment.
+    led_since: tuple[Term, ...]
 
 
 class Budget(NamedTuple):
@@ -206,6 +210,7 @@ FIELDS: dict[type, tuple[str, ...]] = {
         FetchResponse,
         AlterPartitionResponse,
         Broker,
+        Ghost,
         Budget,
     )
 }
@@ -250,7 +255,15 @@ SORTS: dict[type, tuple[Any, ...]] = {
     FetchResponse: ("b", "i", "i", "i", "i", "i", ("vec", "i", "R"), "b", "i", "i"),
     AlterPartitionResponse: ("b", "s", "i", "i", "i", "i", "i", "s", "b"),
     Broker: ("i", "i", "i", "i", "b", Replica, FetchResponse, AlterPartitionResponse),
-    Ghost: ("i", ("vec", "i", "R"), ("vec", "E", "R"), "b", "b", ("vec", "i", "R")),
+    Ghost: (
+        "i",
+        ("vec", "i", "R"),
+        ("vec", "E", "R"),
+        "b",
+        "b",
+        ("vec", "i", "R"),
+        ("vec", "i", "N"),
+    ),
     Budget: ("i",) * 10,
     ClusterState: (
         PartitionRegistration,

@@ -18,41 +18,71 @@ from kafkarep.symbolic.encoding import Encoding
 
 class Path(NamedTuple):
     """What a projection needs that the concrete state does not keep, recorded along the path
-    that reached it: each value's (offset, epoch) when written, and `Ghost.committed_in`."""
+    that reached it: each value's (offset, epoch) when written, `Ghost.committed_in` and
+    `Ghost.led_since` (by broker; read only where the model reassigns)."""
 
     locs: dict[int, tuple[int, int]]
     committed_in: tuple[int, ...] = ()
+    led_since: tuple[int, ...] = ()
 
     def key(self) -> tuple[object, ...]:
-        return tuple(sorted(self.locs.items())), self.committed_in
+        return tuple(sorted(self.locs.items())), self.committed_in, self.led_since
+
+
+def start(state: ClusterState, reassigning: bool) -> Path:
+    """The path of the initial state: nothing written; its leader leads since epoch 1 (kept
+    only where the model reassigns: elsewhere `Ghost.led_since` is not read)."""
+    if not reassigning:
+        return Path({})
+    brokers = range(1, len(state.brokers) + 1)
+    return Path({}, (), tuple(_led_since(None, state, b, 0) for b in brokers))
 
 
 def project_along(enc: Encoding, state: ClusterState, path: Path) -> symbolic.ClusterState:
     """The projection of a state reached along a path."""
-    return projection.project(enc, state, path.locs, path.committed_in)
+    return projection.project(enc, state, path.locs, path.committed_in, path.led_since)
 
 
-def written(before: ClusterState, after: ClusterState, action: Action, path: Path) -> Path:
+def _led_since(before: ClusterState | None, after: ClusterState, b: int, since: int) -> int:
+    """A broker that has become leader leads since its epoch; one that was leader already,
+    since when it was (`Ghost.led_since`)."""
+    r = after.broker(b).replica
+    old = before.broker(b).replica if before is not None else None
+    if r is None or r.role != Role.LEADER or r.view is None:
+        return since
+    if old is not None and old.role == Role.LEADER:
+        return since
+    return r.view.leader_epoch
+
+
+def written(
+    before: ClusterState, after: ClusterState, action: Action, path: Path, reassigning: bool
+) -> Path:
     """The path extended by a step: where a produce put its record, (offset, epoch) by value;
-    and, for each offset a leader's HWM moved past, the lower of its leader epoch and the one
-    recorded (any epoch recorded at or above the True HWM is replaced)."""
+    which broker has become leader, and since when it leads; and, for each offset a leader's
+    HWM moved past, the lower of the epoch it commits in and the one recorded (any epoch
+    recorded at or above the True HWM is replaced). A leader commits in its own leader epoch,
+    or, where the model reassigns, in the first epoch of its leadership (`Ghost.led_since`)."""
     locs = path.locs
     if action.name == "produce":
         replica = after.broker(action.actor).replica
         assert replica is not None
         epoch, value = replica.log[-1]
         locs = {**locs, value: (replica.leo - 1, epoch)}
+    led_since = tuple(
+        _led_since(before, after, b, since) for b, since in enumerate(path.led_since, start=1)
+    )
     committed_in = list(path.committed_in)
     for b, broker in enumerate(after.brokers, start=1):
         r, old = broker.replica, before.broker(b).replica
         if r is None or old is None or r.role != Role.LEADER or r.view is None:
             continue
-        leader_epoch = r.view.leader_epoch
+        leader_epoch = led_since[b - 1] if reassigning else r.view.leader_epoch
         for o in range(old.hwm, r.hwm):
             committed_in += [0] * (o + 1 - len(committed_in))
             if o >= before.ghost.true_hwm or leader_epoch < committed_in[o]:
                 committed_in[o] = leader_epoch
-    return Path(locs, tuple(committed_in))
+    return Path(locs, tuple(committed_in), led_since)
 
 
 class Reached(NamedTuple):
@@ -68,15 +98,17 @@ def levels(cfg: ModelConfig) -> Iterator[list[Reached]]:
     """The concrete states reachable from the model's initial state, breadth first, one list
     per depth (a state reached along two paths that recorded different things is kept twice:
     the projections differ)."""
-    start = initial_state(cfg)
-    seen: set[tuple[ClusterState, tuple[object, ...]]] = {(start, Path({}).key())}
-    level = [Reached(start, Path({}), ())]
+    first = initial_state(cfg)
+    reassigning = Encoding(cfg).reassigning
+    path = start(first, reassigning)
+    seen: set[tuple[ClusterState, tuple[object, ...]]] = {(first, path.key())}
+    level = [Reached(first, path, ())]
     while level:
         yield level
         following = []
         for state, path, trail in level:
             for action, after in successors(cfg, state):
-                after_path = written(state, after, action, path)
+                after_path = written(state, after, action, path, reassigning)
                 key = (after, after_path.key())
                 if key not in seen:
                     seen.add(key)

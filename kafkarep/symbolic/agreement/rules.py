@@ -123,7 +123,9 @@ def check_state(
         )
     for action in expected.keys() & got.keys():
         after = expected[action]
-        want = comparable(project_along(enc, after, written(state, after, action, path)))
+        want = comparable(
+            project_along(enc, after, written(state, after, action, path, enc.reassigning))
+        )
         update, instance = got[action]
         if taken is not None:
             taken.add(instance.family)

@@ -73,7 +73,9 @@ def z3_check(cfg: ModelConfig, depth: int, limit: int = 0, exact: int = 0) -> Z3
                 continue
             seen[action] = after
             concrete = expected[action]
-            want = project_along(enc, concrete, written(state, concrete, action, path))
+            want = project_along(
+                enc, concrete, written(state, concrete, action, path, enc.reassigning)
+            )
             have = enc.evaluate(model, after)
             have = have._replace(metadata_log=have.metadata_log[: want.partition.partition_epoch])
             if comparable(have) != comparable(want):
@@ -101,7 +103,10 @@ def _only_successors(
     problems = []
     for k, (action, update) in enumerate(seen.items()):
         concrete = expected[action]
-        want = pad(enc, project_along(enc, concrete, written(state, concrete, action, path)))
+        want = pad(
+            enc,
+            project_along(enc, concrete, written(state, concrete, action, path, enc.reassigning)),
+        )
         y = enc.fresh(f"y{k}")
         solver.push()
         solver.add(*enc.equal(y, update))

@@ -79,25 +79,31 @@ def lacking_leaders_left(enc: Encoding, sym: ClusterState) -> Term:
     )
 
 
-def back_alone(enc: Encoding, sym: ClusterState, leader_epoch: Term, isr: Term) -> Term:
-    """A registration of a later epoch than a leader's has the leader in its ISR only alone."""
+def back_alone(
+    enc: Encoding, sym: ClusterState, leader_epoch: Term, leader: Term, isr: Term
+) -> Term:
+    """A registration of a later epoch than a leader's has the leader in its ISR only alone
+    (unless it names that leader again: a reassignment's completion keeps the leader)."""
     s = enc.sets
     parts = []
     for x in brokers(enc):
         xr = replica(sym, x)
         stale = and_(eq(xr.role, LEADER), leader_epoch > xr.view.leader_epoch, s.has(isr, x))
+        if enc.reassigning:
+            stale = and_(stale, ne(leader, x))
         parts.append(implies(stale, s.eq(isr, s.bit(x))))
     return and_(*parts)
 
 
 def stale_leaders_alone(enc: Encoding, sym: ClusterState) -> Term:
-    """A leader that has not applied a later epoch is in the ISR of a later registration only
-    alone: it left the ISR when fenced (the only way its epoch ends here), and comes back only
-    elected from the ELR (an AlterPartition adding it needs a fetch in that epoch)."""
+    """A leader that has not applied a later epoch is in the ISR of a later registration of
+    another leader only alone: it left the ISR when fenced (the only way its epoch ends here
+    but a reassignment's completion, which keeps it leader), and comes back only elected from
+    the ELR (an AlterPartition adding it needs a fetch in that epoch)."""
     return and_(
         *(
-            implies(present, back_alone(enc, sym, leader_epoch, isr))
-            for present, _, leader_epoch, _, isr in registration_copies(enc, sym)
+            implies(present, back_alone(enc, sym, leader_epoch, leader, isr))
+            for present, _, leader_epoch, leader, isr in registration_copies(enc, sym)
         )
     )
 
@@ -348,8 +354,13 @@ def leaders_hold_commits(enc: Encoding, sym: ClusterState) -> Term:
             )
         )
 
-    # a leader's epoch is at least its records'
-    shape = [implies(p, e >= g.committed[o]) for o, p, e in _commits(sym, None)]
+    # a leader's epoch is at least its records' (where a reassignment's completion keeps a
+    # leader in a new epoch, its commits are of the first epoch it led in: it wrote later ones)
+    shape = (
+        []
+        if enc.reassigning
+        else [implies(p, e >= g.committed[o]) for o, p, e in _commits(sym, None)]
+    )
     return and_(every(enc, holds), every(enc, kept), *shape)
 
 

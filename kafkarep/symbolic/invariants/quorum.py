@@ -9,12 +9,13 @@ current Maximal ISR, and the invariants below say who must hold the leader's log
 
 from __future__ import annotations
 
+from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import brokers, candidates, every, holds_prefix, replica
 from kafkarep.symbolic.invariants.copies import all_logs, registration_copies, still_awaited
 from kafkarep.symbolic.lemmas import Invariant
 from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
-from kafkarep.symbolic.state import FOLLOWER, LEADER, ClusterState, running
+from kafkarep.symbolic.state import ERROR, FOLLOWER, LEADER, ClusterState, running
 from kafkarep.symbolic.transition.logs import truncation_point
 
 
@@ -95,8 +96,9 @@ def _current(
     )
 
 
-def has_accepted_answer(enc: Encoding, sym: ClusterState, b: int) -> Term:
-    """The broker has an accepted AlterPartition answer to its pending proposal."""
+def answered(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """The controller has accepted the broker's pending proposal, and the answer is on its way
+    (a proposal accepted is never rolled back)."""
     k = sym.brokers[b - 1]
     a, r = k.ap_response, k.replica
     return and_(
@@ -105,8 +107,14 @@ def has_accepted_answer(enc: Encoding, sym: ClusterState, b: int) -> Term:
         r.pending,
         eq(r.pending_partition_epoch, a.request_partition_epoch),
         enc.sets.eq(r.pending_isr, a.request_isr),
-        eq(a.leader_epoch, r.view.leader_epoch),
     )
+
+
+def has_accepted_answer(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """The broker has an accepted AlterPartition answer to its pending proposal, of its own
+    leader epoch (one the leader adopts; a reassignment's completion answers with a new one)."""
+    a, r = sym.brokers[b - 1].ap_response, replica(sym, b)
+    return and_(answered(enc, sym, b), eq(a.leader_epoch, r.view.leader_epoch))
 
 
 def accepted_answer(enc: Encoding, sym: ClusterState, b: int) -> tuple[Term, Term, Term]:
@@ -144,6 +152,25 @@ def answer_quorum(enc: Encoding, sym: ClusterState) -> Term:
     )
 
 
+def may_roll_back(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """The leader's pending proposal may still be rolled back: the controller has not accepted
+    it, and either still holds the partition epoch it was sent from (only a current request
+    is refused with a roll-back error) or has sent such an error. (The controller accepting it
+    with a new leader epoch, as a reassignment's completion does, leaves the leader pending
+    until it applies the record: `Partition.handleAlterPartitionUpdate` at 4.1.0 ignores it.)"""
+    k = sym.brokers[b - 1]
+    a, r = k.ap_response, k.replica
+    to_it = and_(
+        a.present,
+        r.pending,
+        eq(r.pending_partition_epoch, a.request_partition_epoch),
+        enc.sets.eq(r.pending_isr, a.request_isr),
+    )
+    refused = and_(to_it, or_(*(eq(a.error, ERROR[e]) for e in sorted(ROLL_BACK))))
+    current = r.pending_partition_epoch >= sym.partition.partition_epoch
+    return and_(not_(answered(enc, sym, b)), or_(current, refused))
+
+
 def rollback_quorum(enc: Encoding, sym: ClusterState) -> Term:
     """`_quorum` and `_current` over the ISR a leader holds while it has a proposal pending and
     not accepted: a rolled-back proposal makes it the Maximal ISR again."""
@@ -151,6 +178,8 @@ def rollback_quorum(enc: Encoding, sym: ClusterState) -> Term:
     def ok(b: int) -> Term:
         r = replica(sym, b)
         open_ = and_(r.pending, not_(has_accepted_answer(enc, sym, b)))
+        if enc.reassigning:
+            open_ = and_(open_, may_roll_back(enc, sym, b))
         return and_(
             _quorum(enc, sym, b, r.view.isr, r.view.isr, open_),
             _current(enc, sym, b, r.view.isr, r.view.isr, open_),
@@ -170,6 +199,8 @@ def followers_known(enc: Encoding, sym: ClusterState) -> Term:
                 continue
             f, c = lr.followers[m - 1], replica(sym, m)
             known = and_(eq(lr.role, LEADER), f.fetched_this_epoch)
+            if enc.reassigning:
+                known = and_(known, c.present)  # a deleted replica's fetches are forgotten
             parts.append(
                 implies(and_(known, can_fetch(enc, sym, m, b)), holds_prefix(enc, c, lr.log, f.leo))
             )
@@ -237,7 +268,8 @@ def requests_in_flight(enc: Encoding, sym: ClusterState) -> Term:
                 and_(
                     s.subset(a.isr, a.request_isr),
                     a.partition_epoch >= a.request_partition_epoch,
-                    a.leader_epoch <= r.view.leader_epoch,
+                    a.leader_epoch
+                    <= (sym.partition.leader_epoch if enc.reassigning else r.view.leader_epoch),
                 ),
             )
         )
@@ -366,16 +398,31 @@ def lagging_candidates(enc: Encoding, sym: ClusterState) -> Term:
 
 
 def fetched_in_epoch(enc: Encoding, sym: ClusterState) -> Term:
-    """A follower a leader knows to have fetched from it has reached the leader's epoch."""
+    """A follower a leader knows to have fetched from it has reached the leader's epoch (the
+    first of the leader's leadership where a reassignment's completion may keep it leader in a
+    new one, keeping what it knows: `Replica.resetReplicaState` at Kafka 4.1.0)."""
     parts = []
     for b in brokers(enc):
         lr = replica(sym, b)
+        since = sym.ghost.led_since[b - 1] if enc.reassigning else lr.view.leader_epoch
+        if enc.reassigning:  # it has led since an epoch of its own
+            parts.append(
+                implies(eq(lr.role, LEADER), and_(since >= 1, since <= lr.view.leader_epoch))
+            )
         for m in brokers(enc):
             if m != b:
                 known = and_(eq(lr.role, LEADER), lr.followers[m - 1].fetched_this_epoch)
-                parts.append(
-                    implies(known, replica(sym, m).view.leader_epoch >= lr.view.leader_epoch)
-                )
+                c = replica(sym, m)
+                if enc.reassigning:
+                    # a replica the leader knows is one its view names; deleted, it was deleted
+                    # by a later record (a reassignment removes a replica for good)
+                    applied = sym.brokers[m - 1].applied_epoch
+                    parts.append(implies(known, enc.sets.has(lr.view.replicas, m)))
+                    parts.append(
+                        implies(and_(known, not_(c.present)), applied > lr.view.partition_epoch)
+                    )
+                    known = and_(known, c.present)
+                parts.append(implies(known, c.view.leader_epoch >= since))
     return and_(*parts)
 
 

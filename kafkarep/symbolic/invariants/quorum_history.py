@@ -187,7 +187,7 @@ def _stale_leader_alone(enc: Encoding, record: PartitionRegistration, sym: Clust
     """`stale_leaders_alone` for the record; and the leader it names, until it reaches its
     epoch, is in the ISR of a registration of a later epoch only alone."""
     s = enc.sets
-    parts = [back_alone(enc, sym, record.leader_epoch, record.isr)]
+    parts = [back_alone(enc, sym, record.leader_epoch, record.leader, record.isr)]
     for x in brokers(enc):
         coming = and_(eq(record.leader, x), replica(sym, x).view.leader_epoch < record.leader_epoch)
         for present, _, leader_epoch, _, isr in registration_copies(enc, sym):

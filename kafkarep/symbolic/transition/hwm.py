@@ -58,7 +58,9 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
         ite(and_(extend, g.true_hwm <= o, o < offset), r.log[o], c)
         for o, c in enumerate(g.committed)
     )
-    leader_epoch = r.view.leader_epoch
+    # the epoch a commit is made in is the leader's continuous leadership's first (the same
+    # as its own epoch but where a reassignment's completion kept it leader: `Ghost.led_since`)
+    leader_epoch = g.led_since[broker - 1] if enc.reassigning else r.view.leader_epoch
     committed_in = tuple(
         ite(
             and_(advance, r.hwm <= o, o < offset, or_(g.true_hwm <= o, leader_epoch < c)),
@@ -68,7 +70,13 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
         for o, c in enumerate(g.committed_in)
     )
     ghost = Ghost(
-        ite(extend, offset, g.true_hwm), committed, tuple(pos), ack_below, hwm_below, committed_in
+        ite(extend, offset, g.true_hwm),
+        committed,
+        tuple(pos),
+        ack_below,
+        hwm_below,
+        committed_in,
+        g.led_since,
     )
     r = r._replace(hwm=ite(advance, offset, r.hwm), unacked_from=unacked, received=tuple(received))
     return with_replica(sym, broker, r)._replace(ghost=ghost)

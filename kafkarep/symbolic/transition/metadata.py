@@ -103,6 +103,8 @@ def act_on(
     # the leader branch
     led = as_leader(enc, r0, snapshot, broker)._replace(eligible=snapshot.eligible)
     leading_state = with_replica(sym, broker, led)
+    if enc.reassigning:
+        leading_state = _leading_since(sym, leading_state, broker, r, snapshot)
     leading_state = maybe_advance_hwm(enc, leading_state, broker)
     # the follower branch
     follower = nack_unacked(enc, r0)._replace(
@@ -125,6 +127,21 @@ def act_on(
     )
     kept = with_replica(sym, broker, r._replace(eligible=cached))
     return enc.merge(not_(member), removed, enc.merge(stale, kept, acted))
+
+
+def _leading_since(
+    before: ClusterState,
+    after: ClusterState,
+    broker: int,
+    r: Replica,
+    snapshot: PartitionRegistration,
+) -> ClusterState:
+    """`Ghost.led_since`: a broker that becomes leader leads since the snapshot's epoch; a
+    leader the snapshot keeps leading (a new epoch with the same leader) since when it did."""
+    g = after.ghost
+    since = list(g.led_since)
+    since[broker - 1] = ite(eq(r.role, LEADER), since[broker - 1], snapshot.leader_epoch)
+    return after._replace(ghost=g._replace(led_since=tuple(since)))
 
 
 def as_leader(enc: Encoding, r: Replica, snapshot: PartitionRegistration, broker: int) -> Replica:
