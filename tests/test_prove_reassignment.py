@@ -56,6 +56,18 @@ def test_the_assignments_are_the_ones_the_reassignment_rules_reach() -> None:
     assert named[done] == frozenset({1, 2, 3, 4})  # the ELR may keep the removed replica
 
 
+def test_a_replica_is_removed_or_added_for_good_only_with_one_reassignment() -> None:
+    """What the deletion clauses assume (`assignment.once_removed`, `once_added`): with one
+    reassignment an original replica dropped stays dropped and one added stays; with a second
+    reassignment (to another target) or a cancel neither is assumed."""
+    cfg = load_model(KAFKA)
+    assert assignment.once_removed(cfg, 3) and assignment.once_added(cfg, 4)
+    two = cfg._replace(budget=cfg.budget._replace(reassignments=2))
+    assert not assignment.once_removed(two, 3) and not assignment.once_added(two, 4)
+    cancels = cfg._replace(budget=cfg.budget._replace(reassignment_cancels=1))
+    assert assignment.once_removed(cancels, 3) and not assignment.once_added(cancels, 4)
+
+
 def test_the_invariants_hold_on_every_reachable_state_to_depth_12() -> None:
     states, unsound = check_invariants(load_model(KAFKA), 12, LEMMAS, invariants.FACTS)
     assert states == 4984

@@ -78,3 +78,17 @@ def assignments(cfg: ModelConfig) -> tuple[Reached, ...]:
                 seen.add(b)
                 todo.append(b)
     return tuple(sorted(seen))
+
+
+def once_added(cfg: ModelConfig, b: int) -> bool:
+    """A replica the model's one reassignment may add, where nothing cancels it: once a record
+    names it, every later record does."""
+    budget = cfg.budget
+    return b not in cfg.replicas and budget.reassignments == 1 and budget.reassignment_cancels == 0
+
+
+def once_removed(cfg: ModelConfig, b: int) -> bool:
+    """An original replica of a model with one reassignment: once a record drops it, no later
+    record names it (only that reassignment's completion removes a replica, and nothing starts
+    another to add it back)."""
+    return b in cfg.replicas and cfg.budget.reassignments == 1

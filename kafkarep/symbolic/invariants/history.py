@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
+from kafkarep.symbolic.invariants.assignment import once_added, once_removed
 from kafkarep.symbolic.invariants.common import brokers, replica, stops, views_only_advance
 from kafkarep.symbolic.invariants.copies import (
     all_logs,
@@ -39,10 +40,48 @@ def _history_consistent(enc: Encoding, record: PartitionRegistration, sym: Clust
     agree = and_(*(consistent(enc, mine, other) for other in registration_copies(enc, sym)))
     if not enc.reassigning:
         return agree
-    held = (True, record.partition_epoch, record.leader_epoch, Terms(enc).members(record.replicas))
+    members = Terms(enc).members(record.replicas)
+    held = (True, record.partition_epoch, record.leader_epoch, members)
     return and_(
-        agree, *(assignments_agree(enc, held, other) for other in assignment_copies(enc, sym))
+        agree,
+        *(assignments_agree(enc, held, other) for other in assignment_copies(enc, sym)),
+        *(deleted_for_good(enc, sym, record, b) for b in brokers(enc)),
     )
+
+
+def deleted_for_good(
+    enc: Encoding, sym: ClusterState, record: PartitionRegistration, b: int
+) -> Term:
+    """A broker without a replica: the record it applied last does not name it (as
+    `replicas_well_formed` says of the controller's registration). With one reassignment
+    (`assignment.once_removed`, `once_added`): an original replica without one was deleted, and
+    neither a later record nor a later copy names it once one has dropped it; an added replica
+    without one has applied no record naming it, is in no record's ISR or ELR, and once named is
+    named by every later copy."""
+    partition_epoch, members = record.partition_epoch, Terms(enc).members(record.replicas)
+    applied = sym.brokers[b - 1].applied_epoch
+    gone = not_(replica(sym, b).present)
+    parts = [implies(and_(gone, eq(applied, partition_epoch)), not_(enc.sets.has(members, b)))]
+    if enc.reassigning and once_removed(enc.cfg, b):
+        later = and_(gone, partition_epoch > applied)
+        parts.append(implies(later, not_(enc.sets.has(members, b))))
+        # and no later copy of the metadata names it (the controller's is the latest)
+        dropped = not_(enc.sets.has(members, b))
+        for present, copy_epoch, _, named in assignment_copies(enc, sym):
+            later_copy = and_(present, dropped, copy_epoch >= partition_epoch)
+            parts.append(implies(later_copy, not_(enc.sets.has(named, b))))
+    if enc.reassigning and once_added(enc.cfg, b):
+        # named once, by every copy from then on; without a replica, not yet named
+        named_here = enc.sets.has(members, b)
+        parts.append(implies(and_(gone, named_here), partition_epoch > applied))
+        # it joins the ISR only by fetching, and is never deleted
+        parts.append(implies(gone, not_(enc.sets.has(enc.sets.union(record.isr, record.elr), b))))
+        for present, copy_epoch, _, named in assignment_copies(enc, sym):
+            later_copy = and_(present, named_here, copy_epoch >= partition_epoch)
+            parts.append(implies(later_copy, enc.sets.has(named, b)))
+            earlier_copy = and_(present, enc.sets.has(named, b), copy_epoch <= partition_epoch)
+            parts.append(implies(earlier_copy, named_here))
+    return and_(*parts)
 
 
 def _history_epoch_leader(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
@@ -166,9 +205,11 @@ def pair(
     sym: ClusterState | None = None,
     facts: tuple[AnyFact, ...] = (),
 ) -> Term:
-    """Two records of the metadata log agree: epochs move together, one leader per epoch.
-    (True of every pair once `consistent` and `epoch_leader` hold of every record: each record
-    met every older one when it was committed as the current registration.) With the state and
+    """Two records of the metadata log agree: epochs move together, one leader per epoch; with
+    reassignment, their assignments agree, and a replica one reassignment removes (adds) stays
+    out (in) from the first record that drops (names) it (`deleted_for_good`). (True of every
+    pair once `consistent` and `epoch_leader` hold of every record: each record met every older
+    one when it was committed as the current registration.) With the state and
     the history facts `stale_leader_alone` and `no_growth_before_leader`, also what those say
     of the older record against the newer one (`_pair_state`)."""
     out = and_(
@@ -187,6 +228,30 @@ def pair(
                 enc,
                 (True, a.partition_epoch, a.leader_epoch, members(a.replicas)),
                 (True, b.partition_epoch, b.leader_epoch, members(b.replicas)),
+            ),
+            *(
+                implies(
+                    and_(
+                        older.partition_epoch < newer.partition_epoch,
+                        not_(enc.sets.has(members(older.replicas), m)),
+                    ),
+                    not_(enc.sets.has(members(newer.replicas), m)),
+                )
+                for m in brokers(enc)
+                if once_removed(enc.cfg, m)
+                for older, newer in ((a, b), (b, a))
+            ),
+            *(
+                implies(
+                    and_(
+                        older.partition_epoch < newer.partition_epoch,
+                        enc.sets.has(members(older.replicas), m),
+                    ),
+                    enc.sets.has(members(newer.replicas), m),
+                )
+                for m in brokers(enc)
+                if once_added(enc.cfg, m)
+                for older, newer in ((a, b), (b, a))
             ),
         )
     names = {f.name for f in facts}

@@ -361,6 +361,13 @@ def leaders_hold_commits(enc: Encoding, sym: ClusterState) -> Term:
         if enc.reassigning
         else [implies(p, e >= g.committed[o]) for o, p, e in _commits(sym, None)]
     )
+    if enc.reassigning:
+        # a leader of the controller's epoch: every commit was made in its leadership or before
+        for b in brokers(enc):
+            r = replica(sym, b)
+            current = and_(eq(r.role, LEADER), eq(r.view.leader_epoch, sym.partition.leader_epoch))
+            since = g.led_since[b - 1]
+            shape += [implies(and_(p, current), e <= since) for _, p, e in _commits(sym, None)]
     return and_(every(enc, holds), every(enc, kept), *shape)
 
 

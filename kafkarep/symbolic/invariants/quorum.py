@@ -22,10 +22,12 @@ from kafkarep.symbolic.transition.logs import truncation_point
 def can_fetch(enc: Encoding, sym: ClusterState, m: int, leader: int) -> Term:
     """Broker m has not moved past the leader's epoch: it may still fetch from it there."""
     c, lr = replica(sym, m), replica(sym, leader)
-    return or_(
+    behind = or_(
         c.view.leader_epoch < lr.view.leader_epoch,
         and_(eq(c.view.leader_epoch, lr.view.leader_epoch), eq(c.role, FOLLOWER)),
     )
+    # a replica a reassignment deleted fetches no more: it bounds the HWM as one moved past
+    return and_(c.present, behind) if enc.reassigning else behind
 
 
 def commit_bound(enc: Encoding, sym: ClusterState, leader: int, members: Term) -> Term:
@@ -158,17 +160,23 @@ def may_roll_back(enc: Encoding, sym: ClusterState, b: int) -> Term:
     is refused with a roll-back error) or has sent such an error. (The controller accepting it
     with a new leader epoch, as a reassignment's completion does, leaves the leader pending
     until it applies the record: `Partition.handleAlterPartitionUpdate` at 4.1.0 ignores it.)"""
+    r = replica(sym, b)
+    current = r.pending_partition_epoch >= sym.partition.partition_epoch
+    return and_(not_(answered(enc, sym, b)), or_(current, refused(enc, sym, b)))
+
+
+def refused(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """The controller has refused the leader's pending proposal with an error that rolls it
+    back (`alter_partition.ROLL_BACK`), and the answer is on its way."""
     k = sym.brokers[b - 1]
     a, r = k.ap_response, k.replica
-    to_it = and_(
+    return and_(
         a.present,
         r.pending,
         eq(r.pending_partition_epoch, a.request_partition_epoch),
         enc.sets.eq(r.pending_isr, a.request_isr),
+        or_(*(eq(a.error, ERROR[e]) for e in sorted(ROLL_BACK))),
     )
-    refused = and_(to_it, or_(*(eq(a.error, ERROR[e]) for e in sorted(ROLL_BACK))))
-    current = r.pending_partition_epoch >= sym.partition.partition_epoch
-    return and_(not_(answered(enc, sym, b)), or_(current, refused))
 
 
 def rollback_quorum(enc: Encoding, sym: ClusterState) -> Term:
@@ -199,11 +207,17 @@ def followers_known(enc: Encoding, sym: ClusterState) -> Term:
                 continue
             f, c = lr.followers[m - 1], replica(sym, m)
             known = and_(eq(lr.role, LEADER), f.fetched_this_epoch)
+            fetching = can_fetch(enc, sym, m, b)
             if enc.reassigning:
                 known = and_(known, c.present)  # a deleted replica's fetches are forgotten
-            parts.append(
-                implies(and_(known, can_fetch(enc, sym, m, b)), holds_prefix(enc, c, lr.log, f.leo))
-            )
+                # one following it into a later epoch (a completion kept it leader) keeps them
+                later = and_(
+                    c.view.leader_epoch > lr.view.leader_epoch,
+                    eq(c.role, FOLLOWER),
+                    eq(c.view.leader, b),
+                )
+                fetching = or_(fetching, later)
+            parts.append(implies(and_(known, fetching), holds_prefix(enc, c, lr.log, f.leo)))
             parts.append(
                 implies(
                     and_(known, c.view.leader_epoch <= lr.view.leader_epoch),
@@ -261,7 +275,12 @@ def requests_in_flight(enc: Encoding, sym: ClusterState) -> Term:
             eq(q.leader_epoch, r.view.leader_epoch),
             implies(not_(r.pending), q.partition_epoch < r.view.partition_epoch),
         )
-        parts.append(implies(q.present, or_(q.leader_epoch < r.view.leader_epoch, current)))
+        stale = q.leader_epoch < r.view.leader_epoch
+        if enc.reassigning:
+            # a replica removed by a reassignment: the removal bumped the leader epoch
+            gone = and_(not_(r.present), q.leader_epoch < sym.partition.leader_epoch)
+            stale = or_(stale, gone)
+        parts.append(implies(q.present, or_(stale, current)))
         parts.append(
             implies(
                 and_(a.present, eq(a.error, 0)),
@@ -365,12 +384,16 @@ def truncation_keeps(enc: Encoding, sym: ClusterState) -> Term:
             if b == c:
                 continue
             lr = replica(sym, b)
-            sender = and_(
-                awaited,
-                eq(f.leader, b),
-                eq(lr.role, LEADER),
-                eq(lr.view.leader_epoch, f.leader_epoch),
+            # (where a completion keeps a leader, any epoch of its leadership)
+            sent_in = (
+                and_(
+                    f.leader_epoch >= sym.ghost.led_since[b - 1],
+                    f.leader_epoch <= lr.view.leader_epoch,
+                )
+                if enc.reassigning
+                else eq(lr.view.leader_epoch, f.leader_epoch)
             )
+            sender = and_(awaited, eq(f.leader, b), eq(lr.role, LEADER), sent_in)
             for o in range(enc.r):
                 shared = and_(o < r.leo, o < lr.leo, eq(r.log[o], lr.log[o]))
                 parts.append(implies(and_(sender, shared), o < at))
@@ -405,10 +428,22 @@ def fetched_in_epoch(enc: Encoding, sym: ClusterState) -> Term:
     for b in brokers(enc):
         lr = replica(sym, b)
         since = sym.ghost.led_since[b - 1] if enc.reassigning else lr.view.leader_epoch
-        if enc.reassigning:  # it has led since an epoch of its own
-            parts.append(
-                implies(eq(lr.role, LEADER), and_(since >= 1, since <= lr.view.leader_epoch))
-            )
+        if enc.reassigning:  # it has led since an epoch of its own, every epoch in between
+            leads = eq(lr.role, LEADER)
+            parts.append(implies(leads, and_(since >= 1, since <= lr.view.leader_epoch)))
+            parts.append(led_continuously(enc, sym, b, leads, lr.view.leader_epoch))
+            if enc.cfg.budget.reassignments == 1:
+                # a new epoch keeps the leader only when a replica leaves: with one reassignment,
+                # once, when it ends
+                p = sym.partition
+                kept = and_(leads, since < lr.view.leader_epoch)
+                ended = and_(
+                    eq(since, lr.view.leader_epoch - 1),
+                    enc.sets.empty(p.adding),
+                    enc.sets.empty(p.removing),
+                    eq(sym.budget.reassignments, 0),
+                )
+                parts.append(implies(kept, ended))
         for m in brokers(enc):
             if m != b:
                 known = and_(eq(lr.role, LEADER), lr.followers[m - 1].fetched_this_epoch)
@@ -418,11 +453,33 @@ def fetched_in_epoch(enc: Encoding, sym: ClusterState) -> Term:
                     # by a later record (a reassignment removes a replica for good)
                     applied = sym.brokers[m - 1].applied_epoch
                     parts.append(implies(known, enc.sets.has(lr.view.replicas, m)))
-                    parts.append(
-                        implies(and_(known, not_(c.present)), applied > lr.view.partition_epoch)
-                    )
+                    gone = and_(known, not_(c.present))
+                    parts.append(implies(gone, applied > lr.view.partition_epoch))
+                    # and by a later one than an answer the leader will adopt (the same replicas)
+                    answer = sym.brokers[b - 1].ap_response
+                    adopted = and_(gone, has_accepted_answer(enc, sym, b))
+                    parts.append(implies(adopted, applied > answer.partition_epoch))
                     known = and_(known, c.present)
+                    # known from an older epoch of its leadership: an ISR member then (the
+                    # bump reset the others: `Replica.resetReplicaState` at Kafka 4.1.0)
+                    older = and_(known, c.view.leader_epoch < lr.view.leader_epoch)
+                    parts.append(implies(older, enc.sets.has(lr.view.isr, m)))
                 parts.append(implies(known, c.view.leader_epoch >= since))
+    return and_(*parts)
+
+
+def led_continuously(
+    enc: Encoding, sym: ClusterState, b: int, leads: Term, leader_epoch: Term
+) -> Term:
+    """While `leads`, broker b has led every epoch from its leadership's first
+    (`Ghost.led_since`) to `leader_epoch`: every copy of the metadata of an epoch in between
+    names it. (True where a leader reaches no epoch of another leader before it leads again, as
+    in the bundled reassignment models, where completion keeps the leader.)"""
+    since = sym.ghost.led_since[b - 1]
+    parts = []
+    for present, _, epoch, leader, _ in registration_copies(enc, sym):
+        between = and_(leads, present, epoch >= since, epoch <= leader_epoch)
+        parts.append(implies(between, eq(leader, b)))
     return and_(*parts)
 
 

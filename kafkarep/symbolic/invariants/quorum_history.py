@@ -27,9 +27,17 @@ from kafkarep.symbolic.invariants.later_epochs import (
     stale_bounds,
     with_elr,
 )
-from kafkarep.symbolic.invariants.quorum import can_fetch, commit_bound, frozen, may_commit
+from kafkarep.symbolic.invariants.quorum import (
+    can_fetch,
+    commit_bound,
+    frozen,
+    has_accepted_answer,
+    led_continuously,
+    may_commit,
+    refused,
+)
 from kafkarep.symbolic.lemmas import AnyFact, Fact, PairFact
-from kafkarep.symbolic.ops import Term, and_, eq, implies, or_
+from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, not_, or_
 from kafkarep.symbolic.state import FOLLOWER, LEADER, ClusterState, PartitionRegistration, running
 from kafkarep.symbolic.transition.cluster import with_broker
 from kafkarep.symbolic.transition.logs import truncation_point
@@ -447,6 +455,45 @@ def _later_leaders_within(enc: Encoding, a: PartitionRegistration, sym: ClusterS
     return implies(behind, and_(*named))
 
 
+def _led_continuously(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+    """`led_continuously` for the record: a record of an epoch a leader has led names it; and
+    for a record that keeps its leader leading (it names it, and it leads an epoch not after the
+    record's), up to the record's epoch. Only with reassignment, where a completion keeps the
+    leader in a new epoch."""
+    if not enc.reassigning:
+        return True
+
+    def kept(b: int) -> Term:
+        lr = replica(sym, b)
+        since = sym.ghost.led_since[b - 1]
+        leads = eq(lr.role, LEADER)
+        led = and_(leads, record.leader_epoch >= since, record.leader_epoch <= lr.view.leader_epoch)
+        keeps = and_(eq(record.leader, b), leads, lr.view.leader_epoch <= record.leader_epoch)
+        # only the leader's proposals add to the ISR: a later epoch that keeps it has an ISR
+        # within the one it holds and the one it proposes
+        s = enc.sets
+        proposed = s.ite(and_(lr.pending, not_(refused(enc, sym, b))), lr.pending_isr, 0)
+        answer = sym.brokers[b - 1].ap_response
+        within = ite(
+            has_accepted_answer(enc, sym, b),
+            s.subset(record.isr, answer.isr),
+            s.subset(record.isr, s.union(lr.view.isr, proposed)),
+        )
+        bumped = and_(keeps, lr.view.leader_epoch < record.leader_epoch)
+        parts = [
+            implies(led, eq(record.leader, b)),
+            led_continuously(enc, sym, b, keeps, record.leader_epoch),
+            implies(bumped, within),
+        ]
+        if enc.cfg.budget.reassignments == 1:
+            # the one reassignment's end is the one new epoch that keeps a leader
+            once = and_(eq(since, lr.view.leader_epoch), eq(record.leader_epoch, since + 1))
+            parts.append(implies(bumped, once))
+        return and_(*parts)
+
+    return and_(*(kept(b) for b in brokers(enc)))
+
+
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[AnyFact, ...] = (
     # what applying the record does is for the apply step (and for pair facts) to know
@@ -473,6 +520,7 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         "designated_past_commits", _designated_past_commits, "its leader holds older commits"
     ),
     Fact("same_epoch_record", _same_epoch_record, "a leader's epoch grows by its proposals"),
+    Fact("led_continuously", _led_continuously, "its leader, kept, led every epoch before it"),
     Fact("rejoined", _rejoined_record, "a replica rejoins its ISR caught up"),
     PairFact(
         "later_candidates_hold",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.invariants.assignment import Assignment, assignments
+from kafkarep.symbolic.invariants.assignment import Assignment, assignments, once_added
 from kafkarep.symbolic.invariants.common import (
     brokers,
     every,
@@ -244,6 +244,22 @@ def reassigned_replica(enc: Encoding, sym: ClusterState, b: int) -> Term:
     # an original replica loses its replica only to a later record than the first
     original = k.applied_epoch >= 2 if b in enc.cfg.replicas else True
     none = and_(unnamed, original, *enc.equal(r, enc.no_replica(), Replica))
+    if once_added(enc.cfg, b):
+        # without a replica it has not yet applied a record naming it: every copy naming it
+        # is later than the record it applied, and it is in no ISR or ELR (it joins the ISR
+        # only by fetching)
+        none = and_(
+            none,
+            not_(s.has(s.union(p.isr, p.elr), b)),
+            *(
+                not_(s.has(s.union(replica(sym, x).view.isr, replica(sym, x).pending_isr), b))
+                for x in brokers(enc)
+            ),
+            *(
+                implies(and_(present, s.has(named, b)), copy_epoch > k.applied_epoch)
+                for present, copy_epoch, _, named in assignment_copies(enc, sym)
+            ),
+        )
     if b not in named:
         return and_(metadata, none)
     held = and_(
@@ -615,6 +631,12 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
                 q.partition_epoch <= sym.partition.partition_epoch,
                 s.has(q.isr, b),
                 s.subset(q.isr, replicas),
+                # a replica a reassignment adds is proposed only once it has fetched
+                *(
+                    implies(s.has(q.isr, m), replica(sym, m).present)
+                    for m in brokers(enc)
+                    if enc.reassigning and once_added(enc.cfg, m)
+                ),
                 not_(q.recovering),
                 remembered_epoch(enc, sym, q.broker_epoch, b),
                 implies(
@@ -662,6 +684,11 @@ def alter_partition_messages(enc: Encoding, sym: ClusterState) -> Term:
                         a.partition_epoch <= sym.partition.partition_epoch,
                         s.has(a.isr, b),
                         s.subset(a.isr, replicas),
+                        *(
+                            implies(s.has(a.isr, m), replica(sym, m).present)
+                            for m in brokers(enc)
+                            if enc.reassigning and once_added(enc.cfg, m)
+                        ),
                         not_(a.recovering),
                     ),
                 ),
