@@ -230,27 +230,17 @@ def pair(
                 (True, b.partition_epoch, b.leader_epoch, members(b.replicas)),
             ),
             *(
+                # a replica removed (added) for good: out (in) of every later record
                 implies(
                     and_(
                         older.partition_epoch < newer.partition_epoch,
-                        not_(enc.sets.has(members(older.replicas), m)),
+                        eq(enc.sets.has(members(older.replicas), m), stays_in),
                     ),
-                    not_(enc.sets.has(members(newer.replicas), m)),
+                    eq(enc.sets.has(members(newer.replicas), m), stays_in),
                 )
                 for m in brokers(enc)
-                if once_removed(enc.cfg, m)
-                for older, newer in ((a, b), (b, a))
-            ),
-            *(
-                implies(
-                    and_(
-                        older.partition_epoch < newer.partition_epoch,
-                        enc.sets.has(members(older.replicas), m),
-                    ),
-                    enc.sets.has(members(newer.replicas), m),
-                )
-                for m in brokers(enc)
-                if once_added(enc.cfg, m)
+                for stays_in, applies in ((False, once_removed), (True, once_added))
+                if applies(enc.cfg, m)
                 for older, newer in ((a, b), (b, a))
             ),
         )

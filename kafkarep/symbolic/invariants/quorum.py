@@ -98,18 +98,23 @@ def _current(
     )
 
 
-def answered(enc: Encoding, sym: ClusterState, b: int) -> Term:
-    """The controller has accepted the broker's pending proposal, and the answer is on its way
-    (a proposal accepted is never rolled back)."""
+def _answer_to_pending(enc: Encoding, sym: ClusterState, b: int, error: Term) -> Term:
+    """The controller's answer to the broker's pending proposal is on its way, with `error`."""
     k = sym.brokers[b - 1]
     a, r = k.ap_response, k.replica
     return and_(
         a.present,
-        eq(a.error, 0),
+        error,
         r.pending,
         eq(r.pending_partition_epoch, a.request_partition_epoch),
         enc.sets.eq(r.pending_isr, a.request_isr),
     )
+
+
+def answered(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """The controller has accepted the broker's pending proposal, and the answer is on its way
+    (a proposal accepted is never rolled back)."""
+    return _answer_to_pending(enc, sym, b, eq(sym.brokers[b - 1].ap_response.error, 0))
 
 
 def has_accepted_answer(enc: Encoding, sym: ClusterState, b: int) -> Term:
@@ -168,15 +173,9 @@ def may_roll_back(enc: Encoding, sym: ClusterState, b: int) -> Term:
 def refused(enc: Encoding, sym: ClusterState, b: int) -> Term:
     """The controller has refused the leader's pending proposal with an error that rolls it
     back (`alter_partition.ROLL_BACK`), and the answer is on its way."""
-    k = sym.brokers[b - 1]
-    a, r = k.ap_response, k.replica
-    return and_(
-        a.present,
-        r.pending,
-        eq(r.pending_partition_epoch, a.request_partition_epoch),
-        enc.sets.eq(r.pending_isr, a.request_isr),
-        or_(*(eq(a.error, ERROR[e]) for e in sorted(ROLL_BACK))),
-    )
+    error = sym.brokers[b - 1].ap_response.error
+    rolls_back = or_(*(eq(error, ERROR[e]) for e in sorted(ROLL_BACK)))
+    return _answer_to_pending(enc, sym, b, rolls_back)
 
 
 def rollback_quorum(enc: Encoding, sym: ClusterState) -> Term:
