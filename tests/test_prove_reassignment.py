@@ -17,9 +17,9 @@ from kafkarep.symbolic.induction import Prover
 from kafkarep.symbolic.invariants import assignment, quorum
 from kafkarep.symbolic.invariants.assignment import Assignment, assignments
 from kafkarep.symbolic.invariants.strengthening import QUORUM, STRUCTURE
-from kafkarep.symbolic.lemmas import Invariant
-from kafkarep.symbolic.ops import Term
-from kafkarep.symbolic.state import ClusterState
+from kafkarep.symbolic.lemmas import Fact, Invariant
+from kafkarep.symbolic.ops import Term, and_
+from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from tests.helpers import ROOT, prove
 
 KAFKA = ROOT / "models" / "reassignment.toml"
@@ -116,6 +116,29 @@ def test_a_wrong_completion_rule_is_caught(monkeypatch: pytest.MonkeyPatch) -> N
         for family in ("handle_alter_partition", "reassign")
     ]
     assert "failed" in failed
+
+
+def test_a_fact_is_assumed_of_the_registration_a_step_replaces_not_of_the_new_one() -> None:
+    """Where the model reassigns, a history fact's obligation under a step that replaces the
+    controller's registration assumes the fact of the registration replaced (a record of the
+    log: `Goals.goal`). Seeded: a per-broker fact true of the first registration only. The
+    reassignment's start writes the second, so its obligation must fail; assuming the fact of
+    the new registration instead would prove it."""
+
+    def first(enc: Encoding, record: PartitionRegistration, sym: ClusterState, b: int) -> Term:
+        return record.partition_epoch <= 1
+
+    def every_broker(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+        return and_(*(first(enc, record, sym, b) for b in range(1, enc.n + 1)))
+
+    seeded = Fact("first_only", every_broker, "seeded", first)
+    cfg = load_model(KAFKA)
+    prover = Prover(
+        cfg, invariants.ALL_INVARIANTS, invariants.FACTS + (seeded,), 60, invariants.pair
+    )
+    together = frozenset(invariants.needed("min_isr_commit"))
+    assert prover.initiation("history.first_only").status == "proved"
+    assert prover.consecution("history.first_only", "reassign", together).status == "failed"
 
 
 @pytest.mark.slow

@@ -206,8 +206,14 @@ class Goals:
             # them only: assuming less is sound, and its conjuncts about other brokers are
             # about what those would do
             def kept(before: ClusterState, after: ClusterState) -> Term:
+                # the current registration is a record of the log: where the step replaces it,
+                # its fact is assumed too (`assumed` leaves per-broker facts out), so a change
+                # that keeps its leader and ISR (a reassignment's start) keeps the fact. Only
+                # where the model reassigns: elsewhere it is no help, and costs time.
+                replaced = current and enc.reassigning
+                held = self._fact(fact, before.partition, before, trim) if replaced else True
                 return ops.implies(
-                    self._record(record, before, fact, trim),
+                    ops.and_(self._record(record, before, fact, trim), held),
                     ops.and_(
                         self._fact(fact, record, after, trim),
                         self._fact(fact, after.partition, after, trim) if current else True,

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, implies, ite
+from kafkarep.symbolic.invariants.assignment import once_removed
+from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, not_
 from kafkarep.symbolic.state import ClusterState, Replica
 
 
@@ -50,12 +51,23 @@ _RESETS_VIEWS = _STOPS | {"controlled_shutdown", "restart"}
 
 
 def views_only_advance(enc: Encoding) -> bool:
-    """No family replaces a replica's view by an older one (or none): a going offline, a
-    reassignment dropping the replica."""
-    return not enc.reassigning and not _RESETS_VIEWS & {f.name for f in enc.families}
+    """No family replaces a replica's view by an older one: a broker going offline or
+    restarting. (A reassignment deletes a replica with its view, which never comes back older:
+    where that view witnessed a clause, `deleted` does.)"""
+    return not _RESETS_VIEWS & {f.name for f in enc.families}
 
 
 def stops(enc: Encoding) -> bool:
     """Some family stops a broker: its replica then has no view until it restarts and acts on
     its metadata again."""
     return bool(_STOPS & {f.name for f in enc.families})
+
+
+def deleted(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """A replica the one reassignment removed for good (`assignment.once_removed`): it holds no
+    replica, its data deleted when it applied the record that dropped it, later than every
+    record that named it. What its view said then is gone with it, so a clause witnessed by
+    that view takes the deletion as its witness instead."""
+    if not (enc.reassigning and once_removed(enc.cfg, b)):
+        return False
+    return not_(replica(sym, b).present)

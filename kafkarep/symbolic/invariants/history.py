@@ -74,8 +74,9 @@ def deleted_for_good(
         # named once, by every copy from then on; without a replica, not yet named
         named_here = enc.sets.has(members, b)
         parts.append(implies(and_(gone, named_here), partition_epoch > applied))
-        # it joins the ISR only by fetching, and is never deleted
-        parts.append(implies(gone, not_(enc.sets.has(enc.sets.union(record.isr, record.elr), b))))
+        # it joins the ISR only by fetching (the ELRs only from the ISR), and is never deleted
+        candidates = enc.sets.union(record.isr, record.elr, record.last_known_elr)
+        parts.append(implies(gone, not_(enc.sets.has(candidates, b))))
         for present, copy_epoch, _, named in assignment_copies(enc, sym):
             later_copy = and_(present, named_here, copy_epoch >= partition_epoch)
             parts.append(implies(later_copy, enc.sets.has(named, b)))

@@ -11,13 +11,20 @@ from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import (
     brokers,
     candidates,
+    deleted,
     every,
     holds_prefix,
     replica,
     views_only_advance,
 )
 from kafkarep.symbolic.invariants.copies import RegistrationCopy, registration_copies, still_awaited
-from kafkarep.symbolic.invariants.quorum import accepted_answer, commit_bound, frozen, may_commit
+from kafkarep.symbolic.invariants.quorum import (
+    accepted_answer,
+    commit_bound,
+    frozen,
+    may_commit,
+    rollback_open,
+)
 from kafkarep.symbolic.lemmas import Invariant
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ne, not_, or_
 from kafkarep.symbolic.state import LEADER, ClusterState, PartitionRegistration, Replica
@@ -147,7 +154,7 @@ def stale_bounds(enc: Encoding, sym: ClusterState, leader: int) -> list[tuple[Te
     view_isr = lr.view.isr
     out.append(
         (
-            and_(lead, lr.pending, not_(accepted), may_commit(enc, view_isr)),
+            and_(lead, rollback_open(enc, sym, leader), may_commit(enc, view_isr)),
             view_isr,
             commit_bound(enc, sym, leader, view_isr),
         )
@@ -212,7 +219,9 @@ def rejoined(
     a's ELR and last known leader are known (`elr_a`: the controller's, a record's; or empty,
     at MinISR with a leader) and elections are clean, a replica outside all of them that is in
     b's ISR (even alone) or ELR (`elr_b`, where known) joined by a proposal: the ELR takes only
-    replicas leaving the ISR, and an election only ISR, ELR or last-known members."""
+    replicas leaving the ISR, and an election only ISR, ELR or last-known members. A replica a
+    reassignment deleted has reached every epoch these clauses ask of its view (`deleted`: it
+    applied the record that dropped it, later than every record naming it)."""
     s = enc.sets
     present_a, partition_epoch_a, leader_epoch_a, leader_a, isr_a = a
     present_b, partition_epoch_b, leader_epoch_b, _, isr_b = b
@@ -222,7 +231,13 @@ def rejoined(
     # registration or a later one (a proposal names the partition epoch it builds on), ...
     led = or_(
         *(
-            and_(eq(leader_a, m), replica(sym, m).view.partition_epoch >= partition_epoch_a)
+            and_(
+                eq(leader_a, m),
+                or_(
+                    replica(sym, m).view.partition_epoch >= partition_epoch_a,
+                    deleted(enc, sym, m),
+                ),
+            )
             for m in brokers(enc)
         )
     )
@@ -235,15 +250,27 @@ def rejoined(
         current = or_(
             *(
                 and_(
-                    eq(xr.view.leader, m), replica(sym, m).view.leader_epoch >= xr.view.leader_epoch
+                    eq(xr.view.leader, m),
+                    or_(
+                        replica(sym, m).view.leader_epoch >= xr.view.leader_epoch,
+                        deleted(enc, sym, m),
+                    ),
                 )
                 for m in others
             )
         )
-        between = or_(*(replica(sym, m).view.leader_epoch > leader_epoch_a for m in others))
+        between = or_(
+            *(
+                or_(replica(sym, m).view.leader_epoch > leader_epoch_a, deleted(enc, sym, m))
+                for m in others
+            )
+        )
         joined = and_(
             *(
-                implies(s.has(isr_b, m), replica(sym, m).view.leader_epoch > leader_epoch_a)
+                implies(
+                    s.has(isr_b, m),
+                    or_(replica(sym, m).view.leader_epoch > leader_epoch_a, deleted(enc, sym, m)),
+                )
                 for m in others
             )
         )

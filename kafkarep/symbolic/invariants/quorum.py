@@ -184,15 +184,22 @@ def rollback_quorum(enc: Encoding, sym: ClusterState) -> Term:
 
     def ok(b: int) -> Term:
         r = replica(sym, b)
-        open_ = and_(r.pending, not_(has_accepted_answer(enc, sym, b)))
-        if enc.reassigning:
-            open_ = and_(open_, may_roll_back(enc, sym, b))
+        open_ = rollback_open(enc, sym, b)
         return and_(
             _quorum(enc, sym, b, r.view.isr, r.view.isr, open_),
             _current(enc, sym, b, r.view.isr, r.view.isr, open_),
         )
 
     return every(enc, ok)
+
+
+def rollback_open(enc: Encoding, sym: ClusterState, b: int) -> Term:
+    """The leader has a proposal pending that may yet be rolled back, making the ISR it holds
+    its Maximal ISR again (`may_roll_back`, where a reassignment's completion may accept it in
+    a new leader epoch)."""
+    r = replica(sym, b)
+    open_ = and_(r.pending, not_(has_accepted_answer(enc, sym, b)))
+    return and_(open_, may_roll_back(enc, sym, b)) if enc.reassigning else open_
 
 
 def followers_known(enc: Encoding, sym: ClusterState) -> Term:

@@ -89,10 +89,11 @@ def registration_shape(enc: Encoding, p: PartitionRegistration) -> Term:
         # the last known leader is cleared once the partition has a leader
         # (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`)
         parts.append(implies(ne(p.leader, -1), s.empty(p.last_known_elr)))
-        if views_only_advance(enc):
+        if views_only_advance(enc) and not enc.reassigning:
             # the last ISR member to go moves to the ELR, which only an unclean shutdown (none
             # here) or an election empties (`PartitionChangeBuilder.maybePopulateTargetElr`,
-            # `tryElection`): no ISR and ELR only from the start
+            # `tryElection`): no ISR and ELR only from the start (a reassignment changes a
+            # partition without either)
             parts.append(implies(s.empty(s.union(p.isr, p.elr)), eq(p.partition_epoch, 1)))
     return and_(*parts)
 
@@ -246,11 +247,11 @@ def reassigned_replica(enc: Encoding, sym: ClusterState, b: int) -> Term:
     none = and_(unnamed, original, *enc.equal(r, enc.no_replica(), Replica))
     if once_added(enc.cfg, b):
         # without a replica it has not yet applied a record naming it: every copy naming it
-        # is later than the record it applied, and it is in no ISR or ELR (it joins the ISR
-        # only by fetching)
+        # is later than the record it applied, and it is in no ISR, ELR or last known ELR (it
+        # joins the ISR only by fetching, and the others only from the ISR)
         none = and_(
             none,
-            not_(s.has(s.union(p.isr, p.elr), b)),
+            not_(s.has(s.union(p.isr, p.elr, p.last_known_elr), b)),
             *(
                 not_(s.has(s.union(replica(sym, x).view.isr, replica(sym, x).pending_isr), b))
                 for x in brokers(enc)
