@@ -16,9 +16,10 @@ from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import Prover
 from kafkarep.symbolic.invariants import assignment, quorum
 from kafkarep.symbolic.invariants.assignment import Assignment, assignments
+from kafkarep.symbolic.invariants.copies import registration_copies
 from kafkarep.symbolic.invariants.strengthening import QUORUM, STRUCTURE
 from kafkarep.symbolic.lemmas import Fact, Invariant
-from kafkarep.symbolic.ops import Term, and_
+from kafkarep.symbolic.ops import Term, and_, eq, implies, ne
 from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from tests.helpers import ROOT, prove
 
@@ -139,6 +140,62 @@ def test_a_fact_is_assumed_of_the_registration_a_step_replaces_not_of_the_new_on
     together = frozenset(invariants.needed("min_isr_commit"))
     assert prover.initiation("history.first_only").status == "proved"
     assert prover.consecution("history.first_only", "reassign", together).status == "failed"
+
+
+def test_a_leader_the_replica_list_drops_is_the_only_one_elected_past() -> None:
+    """Seeded: `quorum.nobody_past` without its exemption (every later copy of the metadata
+    names the leader of an earlier one, even once the replica list drops it). From an initial
+    leader the reassignment removes (broker 3), the completion elects another: caught on
+    reachable states, while `fetched_in_epoch`, which holds the real clause, holds there."""
+
+    def never_past(enc: Encoding, sym: ClusterState) -> Term:
+        copies = registration_copies(enc, sym)
+        return and_(
+            *(
+                implies(and_(a[0], b[0], ne(a[3], -1), b[2] >= a[2]), eq(b[3], a[3]))
+                for a in copies
+                for b in copies
+            )
+        )
+
+    cfg = load_model(KAFKA)
+    led_by_3 = cfg._replace(leader=3)
+    wrong = Invariant("never_elected_past", never_past, "seeded")
+    real = next(i for i in invariants.ALL_INVARIANTS if i.name == "fetched_in_epoch")
+    _, unsound = check_invariants(led_by_3, 8, (wrong, real), ())
+    assert [u.invariant for u in unsound] == ["never_elected_past"]
+
+
+def test_the_isr_shrinks_only_with_a_new_epoch() -> None:
+    """Seeded: `quorum.isr_grows_in_epoch` across epochs (a later copy of the metadata always
+    holds an earlier one's ISR). The completion drops the removed replica from the ISR in a new
+    leader epoch: caught on reachable states."""
+
+    def always_grows(enc: Encoding, sym: ClusterState) -> Term:
+        copies = registration_copies(enc, sym)
+        return and_(
+            *(
+                implies(and_(a[0], b[0], a[1] <= b[1]), enc.sets.subset(a[4], b[4]))
+                for a in copies
+                for b in copies
+            )
+        )
+
+    wrong = Invariant("isr_always_grows", always_grows, "seeded")
+    _, unsound = check_invariants(load_model(KAFKA), 12, (wrong,), ())
+    assert [u.invariant for u in unsound] == ["isr_always_grows"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
+def test_every_property_is_proved_on_the_reassignment_shape(tmp_path: Path, model: Path) -> None:
+    """Leader Completeness, Leader Candidate Completeness and the MinISR rule, by induction
+    (what `kafkarep suite --prove` checks in `.ci/run`, through the models' `[prove]`)."""
+    code, report = prove(tmp_path, "--no-bmc", "--workers", "2", str(model))
+    assert code == 0
+    statuses = {r["property"]: (r["status"], r["method"]) for r in report["results"]}
+    assert set(statuses.values()) == {("proved", "induction")}
+    assert len(statuses) == 3
 
 
 @pytest.mark.slow

@@ -71,3 +71,34 @@ def deleted(enc: Encoding, sym: ClusterState, b: int) -> Term:
     if not (enc.reassigning and once_removed(enc.cfg, b)):
         return False
     return not_(replica(sym, b).present)
+
+
+# The families that never move leadership from a leader the replica list keeps: with these and
+# one reassignment, only its completion hands leadership on, from the replica it removes.
+_KEEP_LEADERS = frozenset(
+    {
+        "alter_partition_response",
+        "apply_metadata",
+        "apply_registrations",
+        "fetch",
+        "fetch_response",
+        "handle_alter_partition",
+        "produce",
+        "reassign",
+        "recover_leader",
+        "replica_lag",
+        "unfence",  # elects only where there is no leader
+    }
+)
+
+
+def leaders_stay(enc: Encoding) -> bool:
+    """Nothing elects past a leader the controller's replica list still names: the model
+    reassigns once, cancels nothing, and has no fault or election that unseats a leader."""
+    budget = enc.cfg.budget
+    return (
+        enc.reassigning
+        and budget.reassignments == 1
+        and budget.reassignment_cancels == 0
+        and {f.name for f in enc.families} <= _KEEP_LEADERS
+    )

@@ -10,9 +10,22 @@ current Maximal ISR, and the invariants below say who must hold the leader's log
 from __future__ import annotations
 
 from kafkarep.model.actions.alter_partition import ROLL_BACK
+from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.invariants.common import brokers, candidates, every, holds_prefix, replica
-from kafkarep.symbolic.invariants.copies import all_logs, registration_copies, still_awaited
+from kafkarep.symbolic.invariants.common import (
+    brokers,
+    candidates,
+    every,
+    holds_prefix,
+    leaders_stay,
+    replica,
+)
+from kafkarep.symbolic.invariants.copies import (
+    RegistrationCopy,
+    all_logs,
+    registration_copies,
+    still_awaited,
+)
 from kafkarep.symbolic.lemmas import Invariant
 from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import ERROR, FOLLOWER, LEADER, ClusterState, running
@@ -448,6 +461,7 @@ def fetched_in_epoch(enc: Encoding, sym: ClusterState) -> Term:
                     enc.sets.empty(p.adding),
                     enc.sets.empty(p.removing),
                     eq(sym.budget.reassignments, 0),
+                    enc.sets.has(Terms(enc).members(p.replicas), b),  # the end kept it a replica
                 )
                 parts.append(implies(kept, ended))
         for m in brokers(enc):
@@ -471,7 +485,49 @@ def fetched_in_epoch(enc: Encoding, sym: ClusterState) -> Term:
                     older = and_(known, c.view.leader_epoch < lr.view.leader_epoch)
                     parts.append(implies(older, enc.sets.has(lr.view.isr, m)))
                 parts.append(implies(known, c.view.leader_epoch >= since))
+    if enc.reassigning:
+        # of every leader a copy of the metadata names (its own view names a leader's)
+        copies = registration_copies(enc, sym)
+        parts += [implies(c[0], nobody_past(enc, sym, c[3], c[2])) for c in copies]
+        parts += [isr_grows_in_epoch(enc, a, b) for a in copies for b in copies if a is not b]
+        parts.append(proposals_grow(enc, sym))
     return and_(*parts)
+
+
+def proposals_grow(enc: Encoding, sym: ClusterState) -> Term:
+    """Where nothing shrinks the ISR (`leaders_stay`), a leader proposes only to add: its
+    pending proposal holds the ISR of the registration it was built on, and so does a request
+    in flight built on the controller's."""
+    if not leaders_stay(enc):
+        return True
+    s, p = enc.sets, sym.partition
+    parts = []
+    for b in brokers(enc):
+        r, q = replica(sym, b), sym.ap_requests[b - 1]
+        built = and_(
+            eq(r.role, LEADER), r.pending, eq(r.pending_partition_epoch, r.view.partition_epoch)
+        )
+        parts.append(implies(built, s.subset(r.view.isr, r.pending_isr)))
+        current = and_(q.present, eq(q.partition_epoch, p.partition_epoch))
+        parts.append(implies(current, s.subset(p.isr, q.isr)))
+    return and_(*parts)
+
+
+def isr_grows_in_epoch(enc: Encoding, a: RegistrationCopy, b: RegistrationCopy) -> Term:
+    """Where only the one reassignment's completion hands leadership on (`leaders_stay`: no
+    family fences, stops or shrinks), the ISR only grows within a leader epoch: of two copies of
+    the metadata of one epoch, the later holds the earlier's ISR."""
+    if not leaders_stay(enc):
+        return True
+    present_a, partition_epoch_a, leader_epoch_a, _, isr_a = a
+    present_b, partition_epoch_b, leader_epoch_b, _, isr_b = b
+    same = and_(
+        present_a,
+        present_b,
+        eq(leader_epoch_a, leader_epoch_b),
+        partition_epoch_a <= partition_epoch_b,
+    )
+    return implies(same, enc.sets.subset(isr_a, isr_b))
 
 
 def led_continuously(
@@ -487,6 +543,31 @@ def led_continuously(
         between = and_(leads, present, epoch >= since, epoch <= leader_epoch)
         parts.append(implies(between, eq(leader, b)))
     return and_(*parts)
+
+
+def nobody_past(
+    enc: Encoding,
+    sym: ClusterState,
+    leader: Term,
+    epoch: Term,
+    copies: list[tuple[Term, Term, Term]] | None = None,
+) -> Term:
+    """Where only the one reassignment's completion hands leadership on (`leaders_stay`), the
+    leader of `epoch`, if the controller's replica list still names it, has had nobody elected
+    past it: every copy of the metadata (or each of `copies`: present, leader epoch, leader) of
+    that epoch or a later one names it."""
+    if not leaders_stay(enc):
+        return True
+    if copies is None:
+        copies = [(c[0], c[2], c[3]) for c in registration_copies(enc, sym)]
+    members = Terms(enc).members(sym.partition.replicas)
+    kept = or_(*(and_(eq(leader, m), enc.sets.has(members, m)) for m in brokers(enc)))
+    return and_(
+        *(
+            implies(and_(kept, present, copy_epoch >= epoch), eq(copy_leader, leader))
+            for present, copy_epoch, copy_leader in copies
+        )
+    )
 
 
 def frozen(enc: Encoding, sym: ClusterState, leader: int, members: Term) -> Term:

@@ -6,15 +6,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import (
     brokers,
     candidates,
+    deleted,
     holds_prefix,
+    leaders_stay,
     replica,
     views_only_advance,
 )
-from kafkarep.symbolic.invariants.copies import epoch_carriers, registration_copies, still_awaited
+from kafkarep.symbolic.invariants.copies import (
+    RegistrationCopy,
+    epoch_carriers,
+    registration_copies,
+    still_awaited,
+)
 from kafkarep.symbolic.invariants.later_epochs import (
     back_alone,
     elr_and_last_known,
@@ -28,16 +36,19 @@ from kafkarep.symbolic.invariants.later_epochs import (
     with_elr,
 )
 from kafkarep.symbolic.invariants.quorum import (
+    answered,
     can_fetch,
     commit_bound,
     frozen,
     has_accepted_answer,
+    isr_grows_in_epoch,
     led_continuously,
     may_commit,
+    nobody_past,
     refused,
 )
 from kafkarep.symbolic.lemmas import AnyFact, Fact, PairFact
-from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, not_, or_
+from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import FOLLOWER, LEADER, ClusterState, PartitionRegistration, running
 from kafkarep.symbolic.transition.cluster import with_broker
 from kafkarep.symbolic.transition.logs import truncation_point
@@ -100,7 +111,11 @@ def _leader_holds(enc: Encoding, record: PartitionRegistration, sym: ClusterStat
     s = enc.sets
     parts = []
     xr = replica(sym, x)
-    coming = and_(eq(record.leader, x), xr.view.leader_epoch < record.leader_epoch)
+    coming = and_(
+        eq(record.leader, x),
+        xr.view.leader_epoch < record.leader_epoch,
+        not_(deleted(enc, sym, x)),
+    )
     for b in brokers(enc):
         if b == x:
             continue
@@ -124,6 +139,7 @@ def _lacking_coming(
     return lambda x: and_(
         eq(record.leader, x),
         replica(sym, x).view.leader_epoch < record.leader_epoch,
+        not_(deleted(enc, sym, x)),
         lacks_committed(enc, sym, x),
     )
 
@@ -183,7 +199,8 @@ def _lacking_leader_left_by(
         f, r = k.fetch_response, k.replica
         cut = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end) < g.true_hwm
         awaits_cut = and_(f.present, f.diverging, still_awaited(r, f), cut)
-        losing = and_(eq(a.leader, x), r.view.leader_epoch < a.leader_epoch, awaits_cut)
+        behind = and_(r.view.leader_epoch < a.leader_epoch, not_(deleted(enc, sym, x)))
+        losing = and_(eq(a.leader, x), behind, awaits_cut)
         return or_(lacks(x), losing)
 
     return and_(
@@ -197,9 +214,15 @@ def _stale_leader_alone(enc: Encoding, record: PartitionRegistration, sym: Clust
     s = enc.sets
     parts = [back_alone(enc, sym, record.leader_epoch, record.leader, record.isr)]
     for x in brokers(enc):
-        coming = and_(eq(record.leader, x), replica(sym, x).view.leader_epoch < record.leader_epoch)
-        for present, _, leader_epoch, _, isr in registration_copies(enc, sym):
+        coming = and_(
+            eq(record.leader, x),
+            replica(sym, x).view.leader_epoch < record.leader_epoch,
+            not_(deleted(enc, sym, x)),  # it will not reach the epoch: it is gone
+        )
+        for present, _, leader_epoch, leader, isr in registration_copies(enc, sym):
             later = and_(coming, present, leader_epoch > record.leader_epoch, s.has(isr, x))
+            if enc.reassigning:  # as `back_alone`: a completion may keep x leader
+                later = and_(later, ne(leader, x))
             parts.append(implies(later, s.eq(isr, s.bit(x))))
     return and_(*parts)
 
@@ -212,7 +235,9 @@ def _no_growth_before_leader(
     s = enc.sets
     parts = []
     coming = and_(
-        eq(record.leader, x), replica(sym, x).view.partition_epoch < record.partition_epoch
+        eq(record.leader, x),
+        replica(sym, x).view.partition_epoch < record.partition_epoch,
+        not_(deleted(enc, sym, x)),
     )
     for present, partition_epoch, leader_epoch, _, isr in registration_copies(enc, sym):
         same = and_(
@@ -234,7 +259,11 @@ def _designated_lagging(
     s = enc.sets
     parts = []
     xr = replica(sym, x)
-    coming = and_(eq(record.leader, x), xr.view.leader_epoch < record.leader_epoch)
+    coming = and_(
+        eq(record.leader, x),
+        xr.view.leader_epoch < record.leader_epoch,
+        not_(deleted(enc, sym, x)),
+    )
     for present, _, leader_epoch, _, isr in registration_copies(enc, sym):
         behind = and_(
             coming, present, xr.view.leader_epoch < leader_epoch, leader_epoch < record.leader_epoch
@@ -277,7 +306,11 @@ def _designated_keeps(
     parts = []
     k = sym.brokers[x - 1]
     f, r = k.fetch_response, k.replica
-    coming = and_(eq(record.leader, x), r.view.leader_epoch < record.leader_epoch)
+    coming = and_(
+        eq(record.leader, x),
+        r.view.leader_epoch < record.leader_epoch,
+        not_(deleted(enc, sym, x)),
+    )
     awaited = and_(f.present, f.diverging, still_awaited(r, f))
     holding = holds_prefix(enc, r, g.committed, g.true_hwm)
     at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
@@ -351,13 +384,16 @@ def _same_epoch_record(enc: Encoding, record: PartitionRegistration, sym: Cluste
         accepted = and_(a.present, eq(a.error, 0))
         proposed = s.ite(and_(r.pending, accepted), r.pending_isr, 0)
         parts.append(implies(newer, s.subset(record.isr, s.union(r.view.isr, proposed))))
-        answered = and_(
+        # (with reassignment: the answer to its pending proposal; a stale one, to a proposal of
+        # an older leadership, tells nothing of this epoch)
+        answer = answered(enc, sym, x) if enc.reassigning else accepted
+        answered_here = and_(
             newer,
-            accepted,
+            answer,
             eq(a.leader_epoch, record.leader_epoch),
             a.partition_epoch <= record.partition_epoch,
         )
-        parts.append(implies(answered, s.subset(record.isr, a.isr)))
+        parts.append(implies(answered_here, s.subset(record.isr, a.isr)))
     return and_(*parts)
 
 
@@ -392,6 +428,18 @@ def _later_candidates_hold(
     return and_(*parts)
 
 
+def _completed(enc: Encoding, record: PartitionRegistration) -> Term:
+    """The record is the one reassignment's end or later: it adds and removes nothing more,
+    and the replica that left is gone from its list."""
+    s = enc.sets
+    moved = not_(s.eq(Terms(enc).members(record.replicas), s.of(enc.cfg.replicas)))
+    return and_(s.empty(record.adding), s.empty(record.removing), moved)
+
+
+def _copy(record: PartitionRegistration) -> RegistrationCopy:
+    return (True, record.partition_epoch, record.leader_epoch, record.leader, record.isr)
+
+
 def _later_within_candidates(
     enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
 ) -> Term:
@@ -400,9 +448,22 @@ def _later_within_candidates(
     leader are within a's ISR, ELR and last known leaders. Elections take the leader from the
     ISR and ELR (the last known leader from the last known ELR), and only an AlterPartition adds
     a member: one accepted at a's partition epoch or later, from a leader that had applied a
-    record that recent (a's leader, or the leader of a later epoch, which reached it)."""
+    record that recent (a's leader, or the leader of a later epoch, which reached it). Where
+    only a reassignment's completion hands leadership on, b names a's leader while the
+    controller's replica list does (`nobody_past`)."""
+    # nobody is elected past a's leader while the replica list names it, and the ISR only grows
+    # within an epoch
+    kept = and_(
+        nobody_past(enc, sym, a.leader, a.leader_epoch, [(True, b.leader_epoch, b.leader)]),
+        isr_grows_in_epoch(enc, _copy(a), _copy(b)),
+    )
+    if leaders_stay(enc):
+        # and a leader b keeps from a is kept into one new epoch, by the reassignment's end
+        bumped = and_(ne(a.leader, -1), eq(a.leader, b.leader), a.leader_epoch < b.leader_epoch)
+        once = and_(eq(b.leader_epoch, a.leader_epoch + 1), _completed(enc, b))
+        kept = and_(kept, implies(bumped, once))
     if not views_only_advance(enc):
-        return True
+        return kept
     s = enc.sets
     group, behind = _candidates_behind(enc, a, sym)
     within = and_(
@@ -410,7 +471,7 @@ def _later_within_candidates(
         s.subset(b.last_known_elr, s.union(group, s.bit(-1))),  # Kafka remembers a leader of -1 too
         _leader_within(enc, b.leader, group),
     )
-    return implies(behind, within)
+    return and_(kept, implies(behind, within))
 
 
 def _candidates_behind(
@@ -463,6 +524,9 @@ def _led_continuously(enc: Encoding, record: PartitionRegistration, sym: Cluster
     if not enc.reassigning:
         return True
 
+    mine = [(True, record.leader_epoch, record.leader)]
+    record_copy = _copy(record)
+
     def kept(b: int) -> Term:
         lr = replica(sym, b)
         since = sym.ghost.led_since[b - 1]
@@ -486,12 +550,25 @@ def _led_continuously(enc: Encoding, record: PartitionRegistration, sym: Cluster
             implies(bumped, within),
         ]
         if enc.cfg.budget.reassignments == 1:
-            # the one reassignment's end is the one new epoch that keeps a leader
-            once = and_(eq(since, lr.view.leader_epoch), eq(record.leader_epoch, since + 1))
+            # the one reassignment's end is the one new epoch that keeps a leader: the record
+            # adds and removes nothing more, and the replica that left is gone from its list
+            once = and_(
+                eq(since, lr.view.leader_epoch),
+                eq(record.leader_epoch, since + 1),
+                _completed(enc, record),
+            )
             parts.append(implies(bumped, once))
         return and_(*parts)
 
-    return and_(*(kept(b) for b in brokers(enc)))
+    # nobody elected past its leader, nor past a leader a copy of the metadata names
+    copies = registration_copies(enc, sym)
+    return and_(
+        nobody_past(enc, sym, record.leader, record.leader_epoch),
+        *(implies(c[0], nobody_past(enc, sym, c[3], c[2], mine)) for c in copies),
+        *(isr_grows_in_epoch(enc, record_copy, c) for c in copies),
+        *(isr_grows_in_epoch(enc, c, record_copy) for c in copies),
+        *(kept(b) for b in brokers(enc)),
+    )
 
 
 # History facts only the completeness proofs use (they are heavier than the others).
