@@ -9,7 +9,13 @@ from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import brokers, replica, stops
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_
-from kafkarep.symbolic.state import FOLLOWER, ClusterState, FetchResponse, Replica
+from kafkarep.symbolic.state import (
+    FOLLOWER,
+    ClusterState,
+    FetchResponse,
+    PartitionRegistration,
+    Replica,
+)
 
 
 def all_logs(enc: Encoding, sym: ClusterState) -> list[tuple[tuple[Term, ...], Term, Term]]:
@@ -58,6 +64,11 @@ def epoch_carriers(enc: Encoding, sym: ClusterState) -> list[tuple[Term, Term, T
 
 
 RegistrationCopy = tuple[Term, Term, Term, Term, Term]
+
+
+def record_copy(record: PartitionRegistration) -> RegistrationCopy:
+    """A record of the metadata log as a copy of the registration (`registration_copies`)."""
+    return (True, record.partition_epoch, record.leader_epoch, record.leader, record.isr)
 
 
 def registration_copies(enc: Encoding, sym: ClusterState) -> list[RegistrationCopy]:

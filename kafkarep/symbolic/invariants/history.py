@@ -14,6 +14,7 @@ from kafkarep.symbolic.invariants.copies import (
     assignments_agree,
     consistent,
     epoch_carriers,
+    record_copy,
     registration_copies,
 )
 from kafkarep.symbolic.invariants.later_epochs import elr_and_last_known, rejoined
@@ -36,7 +37,7 @@ def _history_shape(enc: Encoding, record: PartitionRegistration, sym: ClusterSta
 
 
 def _history_consistent(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
-    mine = (True, record.partition_epoch, record.leader_epoch, record.leader, record.isr)
+    mine = record_copy(record)
     agree = and_(*(consistent(enc, mine, other) for other in registration_copies(enc, sym)))
     if not enc.reassigning:
         return agree

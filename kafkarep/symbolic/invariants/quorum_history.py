@@ -18,8 +18,8 @@ from kafkarep.symbolic.invariants.common import (
     views_only_advance,
 )
 from kafkarep.symbolic.invariants.copies import (
-    RegistrationCopy,
     epoch_carriers,
+    record_copy,
     registration_copies,
     still_awaited,
 )
@@ -360,7 +360,7 @@ def _rejoined_record(enc: Encoding, record: PartitionRegistration, sym: ClusterS
     """`rejoined_caught_up` between the record and every copy of the metadata in the state."""
     if not views_only_advance(enc):
         return True
-    mine = (True, record.partition_epoch, record.leader_epoch, record.leader, record.isr)
+    mine = record_copy(record)
     parts = []
     for other, elr in with_elr(enc, sym):
         parts.append(rejoined(enc, sym, mine, other, elr_and_last_known(enc, record), elr))
@@ -436,10 +436,6 @@ def _completed(enc: Encoding, record: PartitionRegistration) -> Term:
     return and_(s.empty(record.adding), s.empty(record.removing), moved)
 
 
-def _copy(record: PartitionRegistration) -> RegistrationCopy:
-    return (True, record.partition_epoch, record.leader_epoch, record.leader, record.isr)
-
-
 def _later_within_candidates(
     enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
 ) -> Term:
@@ -455,7 +451,7 @@ def _later_within_candidates(
     # within an epoch
     kept = and_(
         nobody_past(enc, sym, a.leader, a.leader_epoch, [(True, b.leader_epoch, b.leader)]),
-        isr_grows_in_epoch(enc, _copy(a), _copy(b)),
+        isr_grows_in_epoch(enc, record_copy(a), record_copy(b)),
     )
     if leaders_stay(enc):
         # and a leader b keeps from a is kept into one new epoch, by the reassignment's end
@@ -525,7 +521,7 @@ def _led_continuously(enc: Encoding, record: PartitionRegistration, sym: Cluster
         return True
 
     mine = [(True, record.leader_epoch, record.leader)]
-    record_copy = _copy(record)
+    as_copy = record_copy(record)
 
     def kept(b: int) -> Term:
         lr = replica(sym, b)
@@ -565,8 +561,8 @@ def _led_continuously(enc: Encoding, record: PartitionRegistration, sym: Cluster
     return and_(
         nobody_past(enc, sym, record.leader, record.leader_epoch),
         *(implies(c[0], nobody_past(enc, sym, c[3], c[2], mine)) for c in copies),
-        *(isr_grows_in_epoch(enc, record_copy, c) for c in copies),
-        *(isr_grows_in_epoch(enc, c, record_copy) for c in copies),
+        *(isr_grows_in_epoch(enc, as_copy, c) for c in copies),
+        *(isr_grows_in_epoch(enc, c, as_copy) for c in copies),
         *(kept(b) for b in brokers(enc)),
     )
 
