@@ -69,8 +69,9 @@ def test_a_replica_is_removed_or_added_for_good_only_with_one_reassignment() -> 
     assert assignment.once_removed(cancels, 3) and not assignment.once_added(cancels, 4)
 
 
-def test_the_invariants_hold_on_every_reachable_state_to_depth_12() -> None:
-    states, unsound = check_invariants(load_model(KAFKA), 12, LEMMAS, invariants.FACTS)
+@pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
+def test_the_invariants_hold_on_every_reachable_state_to_depth_12(model: Path) -> None:
+    states, unsound = check_invariants(load_model(model), 12, LEMMAS, invariants.FACTS)
     assert states == 4984
     assert not unsound, [u.invariant for u in unsound]
 
