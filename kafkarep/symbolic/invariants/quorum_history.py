@@ -104,6 +104,19 @@ def _lagging_members(enc: Encoding, record: PartitionRegistration, sym: ClusterS
     return and_(*parts)
 
 
+def _coming(
+    enc: Encoding, record: PartitionRegistration, sym: ClusterState, x: int
+) -> tuple[Term, ...]:
+    """x is the record's leader still to come: it has not reached the record's leader epoch,
+    and it is not a replica the reassignment deleted (that one never will). The conjuncts, so
+    that a caller's conjunction stays one flat term."""
+    return (
+        eq(record.leader, x),
+        replica(sym, x).view.leader_epoch < record.leader_epoch,
+        not_(deleted(enc, sym, x)),
+    )
+
+
 def _leader_holds(enc: Encoding, record: PartitionRegistration, sym: ClusterState, x: int) -> Term:
     """The record's leader, until it reaches the record's epoch, is a Maximal ISR member still
     able to fetch from any leader of an older epoch, or holds what that leader may commit
@@ -111,11 +124,7 @@ def _leader_holds(enc: Encoding, record: PartitionRegistration, sym: ClusterStat
     s = enc.sets
     parts = []
     xr = replica(sym, x)
-    coming = and_(
-        eq(record.leader, x),
-        xr.view.leader_epoch < record.leader_epoch,
-        not_(deleted(enc, sym, x)),
-    )
+    coming = and_(*_coming(enc, record, sym, x))
     for b in brokers(enc):
         if b == x:
             continue
@@ -136,12 +145,7 @@ def _lacking_leader_left(enc: Encoding, record: PartitionRegistration, sym: Clus
 def _lacking_coming(
     enc: Encoding, record: PartitionRegistration, sym: ClusterState
 ) -> Callable[[int], Term]:
-    return lambda x: and_(
-        eq(record.leader, x),
-        replica(sym, x).view.leader_epoch < record.leader_epoch,
-        not_(deleted(enc, sym, x)),
-        lacks_committed(enc, sym, x),
-    )
+    return lambda x: and_(*_coming(enc, record, sym, x), lacks_committed(enc, sym, x))
 
 
 def _coming_left(
@@ -199,8 +203,7 @@ def _lacking_leader_left_by(
         f, r = k.fetch_response, k.replica
         cut = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end) < g.true_hwm
         awaits_cut = and_(f.present, f.diverging, still_awaited(r, f), cut)
-        behind = and_(r.view.leader_epoch < a.leader_epoch, not_(deleted(enc, sym, x)))
-        losing = and_(eq(a.leader, x), behind, awaits_cut)
+        losing = and_(*_coming(enc, a, sym, x), awaits_cut)
         return or_(lacks(x), losing)
 
     return and_(
@@ -214,11 +217,7 @@ def _stale_leader_alone(enc: Encoding, record: PartitionRegistration, sym: Clust
     s = enc.sets
     parts = [back_alone(enc, sym, record.leader_epoch, record.leader, record.isr)]
     for x in brokers(enc):
-        coming = and_(
-            eq(record.leader, x),
-            replica(sym, x).view.leader_epoch < record.leader_epoch,
-            not_(deleted(enc, sym, x)),  # it will not reach the epoch: it is gone
-        )
+        coming = and_(*_coming(enc, record, sym, x))
         for present, _, leader_epoch, leader, isr in registration_copies(enc, sym):
             later = and_(coming, present, leader_epoch > record.leader_epoch, s.has(isr, x))
             if enc.reassigning:  # as `back_alone`: a completion may keep x leader
@@ -259,11 +258,7 @@ def _designated_lagging(
     s = enc.sets
     parts = []
     xr = replica(sym, x)
-    coming = and_(
-        eq(record.leader, x),
-        xr.view.leader_epoch < record.leader_epoch,
-        not_(deleted(enc, sym, x)),
-    )
+    coming = and_(*_coming(enc, record, sym, x))
     for present, _, leader_epoch, _, isr in registration_copies(enc, sym):
         behind = and_(
             coming, present, xr.view.leader_epoch < leader_epoch, leader_epoch < record.leader_epoch
@@ -306,11 +301,7 @@ def _designated_keeps(
     parts = []
     k = sym.brokers[x - 1]
     f, r = k.fetch_response, k.replica
-    coming = and_(
-        eq(record.leader, x),
-        r.view.leader_epoch < record.leader_epoch,
-        not_(deleted(enc, sym, x)),
-    )
+    coming = and_(*_coming(enc, record, sym, x))
     awaited = and_(f.present, f.diverging, still_awaited(r, f))
     holding = holds_prefix(enc, r, g.committed, g.true_hwm)
     at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
