@@ -393,3 +393,78 @@ def test_a_goal_asked_in_parts_is_the_goal() -> None:
         ([], part) for _, part in induction.conjuncts(goals[1])
     ]
     assert not equivalent(goals[1], _conjunction_of(no_premises))
+
+
+def _dropped(p: Prover, name: str, family: str, together: frozenset[str]) -> list[Any]:
+    """The conclusions `_left_to_show` drops from an obligation's goal, each as the query that
+    would ask it: the step's guard and the part's premises, the conclusion broken."""
+    import z3
+
+    from kafkarep.symbolic import induction, ops
+
+    out = []
+    for probe in p._context(family, together)[1]:
+        goal = p._goal_term(name, family, not probe.keeps_current)
+        parts = induction.conjuncts(z3.substitute(goal, *probe.successor))
+        guard = ops.bool_term(ops.and_(probe.guard, probe.applied))
+        left = p._left_to_show(parts, together, guard)
+        kept = {c.get_id() for _, part in left for c in induction.flat(part)}
+        for premises, part in parts:
+            out += [
+                z3.And(guard, *premises, z3.Not(c))
+                for c in induction.flat(part)
+                if c.get_id() not in kept
+            ]
+    return out
+
+
+def test_what_the_context_assumes_is_not_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A conclusion the obligation already assumes (an invariant about fields the step keeps
+    is, after the substitution, the very term the context assumes) is dropped, and no query
+    asks it. Every dropped conclusion follows from the context, the guard and the premises:
+    Z3 confirms it here, and refutes one that a wrong shortcut drops."""
+    from kafkarep.symbolic import induction
+
+    def holds(enc: Any, sym: Any) -> Any:
+        from kafkarep.symbolic.ops import and_
+
+        return and_(*(b.replica.leo <= b.replica.hwm for b in sym.brokers))
+
+    wrong = Invariant("nothing_above_hwm", holds, "wrong: a leader's produce breaks it")
+    cfg = load_model(MODELS / "kip966_small.toml")
+    p = Prover(cfg, invariants.ALL_INVARIANTS + (wrong,), invariants.FACTS, 60, invariants.pair)
+    together = frozenset((*invariants.needed("min_isr_commit"), "nothing_above_hwm"))
+    solver = p._context("produce", together)[0]
+    dropped = [q for name in sorted(together) for q in _dropped(p, name, "produce", together)]
+    assert len(dropped) > 20
+    assert all(p._check(solver, query)[0] == "proved" for query in dropped)
+    asked: list[Any] = []
+    check = induction.Prover._check
+
+    def counting(self: Prover, s: Any, goal: Any) -> Any:
+        asked.append(goal)
+        return check(self, s, goal)
+
+    monkeypatch.setattr(induction.Prover, "_check", counting)
+    assert p.consecution("alter_partition_messages", "produce", together).status == "proved"
+    assert asked == []  # a produce step keeps what it is about
+    assert p.consecution("nothing_above_hwm", "produce", together).status == "failed"
+    assert asked
+    # seeded: a shortcut that takes the post-state's conjuncts for assumed drops the one the
+    # step breaks (and so proves the wrong invariant); the check above refutes it
+    seeded = Prover(cfg, p.invariants, p.all_facts, 60, invariants.pair)
+    probe = seeded._context("produce", together)[1][0]
+    after = seeded._conjunct_ids(
+        z3_substitute(seeded._goal_term("nothing_above_hwm", "produce", True), probe.successor)
+    )
+    seeded.assumed_conjuncts[together] = seeded._assumed_conjuncts(together) | after
+    assert seeded.consecution("nothing_above_hwm", "produce", together).status == "proved"
+    context = seeded._context("produce", together)[0]
+    queries = _dropped(seeded, "nothing_above_hwm", "produce", together)
+    assert any(seeded._check(context, query)[0] == "failed" for query in queries)
+
+
+def z3_substitute(term: Any, pairs: list[Any]) -> Any:
+    import z3
+
+    return z3.substitute(term, *pairs)
