@@ -406,7 +406,7 @@ def _dropped(p: Prover, name: str, family: str, together: frozenset[str]) -> lis
     for probe in p._context(family, together)[1]:
         goal = p._goal_term(name, family, not probe.keeps_current)
         parts = induction.conjuncts(z3.substitute(goal, *probe.successor))
-        guard = ops.bool_term(ops.and_(probe.guard, probe.applied))
+        guard = ops.bool_term(p._guard(probe, name))
         left = p._left_to_show(parts, together, guard)
         kept = {c.get_id() for _, part in left for c in induction.flat(part)}
         for premises, part in parts:
@@ -423,6 +423,8 @@ def test_what_the_context_assumes_is_not_asked_again(monkeypatch: pytest.MonkeyP
     is, after the substitution, the very term the context assumes) is dropped, and no query
     asks it. Every dropped conclusion follows from the context, the guard and the premises:
     Z3 confirms it here, and refutes one that a wrong shortcut drops."""
+    import z3
+
     from kafkarep.symbolic import induction
 
     def holds(enc: Any, sym: Any) -> Any:
@@ -455,16 +457,10 @@ def test_what_the_context_assumes_is_not_asked_again(monkeypatch: pytest.MonkeyP
     seeded = Prover(cfg, p.invariants, p.all_facts, 60, invariants.pair)
     probe = seeded._context("produce", together)[1][0]
     after = seeded._conjunct_ids(
-        z3_substitute(seeded._goal_term("nothing_above_hwm", "produce", True), probe.successor)
+        z3.substitute(seeded._goal_term("nothing_above_hwm", "produce", True), *probe.successor)
     )
     seeded.assumed_conjuncts[together] = seeded._assumed_conjuncts(together) | after
     assert seeded.consecution("nothing_above_hwm", "produce", together).status == "proved"
     context = seeded._context("produce", together)[0]
     queries = _dropped(seeded, "nothing_above_hwm", "produce", together)
     assert any(seeded._check(context, query)[0] == "failed" for query in queries)
-
-
-def z3_substitute(term: Any, pairs: list[Any]) -> Any:
-    import z3
-
-    return z3.substitute(term, *pairs)

@@ -307,18 +307,11 @@ class Prover:
         enc = self.enc
         started = time.monotonic()
         solver, probes = self._context(family, together)
-        history = name.startswith("history.")
-        paired = any(f"history.{f.name}" == name for f in self.goals.pair_facts)
         cases: list[tuple[Probe, Term]] = []  # the ways to break it: each a disjunct
         together_cases: list[Term] = []  # asked in one query
         alone: list[Term] = []  # asked one by one
         for probe in probes:
-            guard = ops.and_(
-                probe.guard,
-                probe.applied,
-                probe.history if history else True,
-                probe.paired if paired else True,
-            )
+            guard = self._guard(probe, name)
             goal = self._goal_term(name, family, not probe.keeps_current)
             kept = z3.substitute(goal, *probe.successor)
             parts = conjuncts(kept)
@@ -348,6 +341,18 @@ class Prover:
         result = Obligation(name, family, status, time.monotonic() - started, cti)
         self.done[key] = result
         return result
+
+    def _guard(self, probe: Probe, name: str) -> Term:
+        """What a step of the obligation's family assumes: its guard, and the applied record's
+        pair facts (against the records a history or pair fact's obligation is about)."""
+        history = name.startswith("history.")
+        paired = any(f"history.{f.name}" == name for f in self.goals.pair_facts)
+        return ops.and_(
+            probe.guard,
+            probe.applied,
+            probe.history if history else True,
+            probe.paired if paired else True,
+        )
 
     def _left_to_show(self, parts: list[Part], together: frozenset[str], guard: Term) -> list[Part]:
         """The parts of a step's goal, each without the conjuncts of its conclusion that are
