@@ -71,7 +71,7 @@ def test_a_replica_is_removed_or_added_for_good_only_with_one_reassignment() -> 
 
 @pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
 def test_the_invariants_hold_on_every_reachable_state_to_depth_12(model: Path) -> None:
-    states, unsound = check_invariants(load_model(model), 12, LEMMAS, invariants.FACTS)
+    states, unsound = check_invariants(load_model(model), 12, LEMMAS, invariants.FACTS, workers=2)
     assert states == 4984
     assert not unsound, [u.invariant for u in unsound]
 
@@ -80,7 +80,7 @@ def test_the_quorum_argument_holds_on_every_reachable_state_to_depth_10() -> Non
     """The completeness proofs' invariants and facts (the quorum argument, restated over a
     leader's continuous leadership: `Ghost.led_since`) hold where a completion keeps the leader
     in a new epoch."""
-    states, unsound = check_invariants(load_model(KAFKA), 10, QUORUM)
+    states, unsound = check_invariants(load_model(KAFKA), 10, QUORUM, workers=2)
     assert states == STATES_TO_10
     assert not unsound, [u.invariant for u in unsound]
 
@@ -203,6 +203,6 @@ def test_every_property_is_proved_on_the_reassignment_shape(tmp_path: Path, mode
 @pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
 def test_the_invariants_hold_on_every_reachable_state(model: Path) -> None:
     """Every invariant and history fact, the quorum argument's too, on the whole state space."""
-    states, unsound = check_invariants(load_model(model), 60, LEMMAS + QUORUM)
+    states, unsound = check_invariants(load_model(model), 60, LEMMAS + QUORUM, workers=2)
     assert states == STATES
     assert not unsound, [u.invariant for u in unsound]

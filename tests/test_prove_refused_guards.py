@@ -78,7 +78,9 @@ def test_the_safety_properties_are_proved_where_the_follower_never_appends(
 @pytest.mark.parametrize("name", sorted(REFUSING))
 def test_the_invariants_hold_on_every_reachable_state(name: str) -> None:
     _, states = REFUSING[name]
-    found, unsound = check_invariants(load_model(model(name)), 60, LEMMAS, invariants.FACTS)
+    found, unsound = check_invariants(
+        load_model(model(name)), 60, LEMMAS, invariants.FACTS, workers=2
+    )
     assert found == states  # the whole state space (the model's pinned count)
     assert not unsound, [u.invariant for u in unsound]
 
@@ -94,7 +96,7 @@ def test_the_min_isr_one_elr_clause_holds_and_a_wrong_one_is_caught(tmp_path: Pa
     text = model("follower_never_appends").read_text()
     fenced.write_text(text.replace("\n[check]", "\n[faults]\nfences = 2\n\n[check]"))
     cfg = load_model(fenced)
-    states, unsound = check_invariants(cfg, 60, LEMMAS, invariants.FACTS)
+    states, unsound = check_invariants(cfg, 60, LEMMAS, invariants.FACTS, workers=2)
     assert states == 13_635
     assert not unsound, [u.invariant for u in unsound]
 

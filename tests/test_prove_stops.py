@@ -16,7 +16,7 @@ from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.induction import Prover
 from kafkarep.symbolic.invariants.common import replica
 from kafkarep.symbolic.invariants.strengthening import STRUCTURE
-from kafkarep.symbolic.lemmas import Invariant
+from kafkarep.symbolic.lemmas import Invariant, PairFact
 from kafkarep.symbolic.ops import and_, implies, not_
 from tests.helpers import ROOT, prove
 
@@ -40,7 +40,7 @@ def test_min_isr_commit_is_proved_with_elr_off_and_brokers_that_stop(tmp_path: P
 def test_the_invariants_hold_on_every_reachable_state_of_the_model() -> None:
     cfg = load_model(LRS)
     lemmas = tuple(i for i in invariants.ALL_INVARIANTS if i.name in STRUCTURE)
-    states, unsound = check_invariants(cfg, 7, lemmas, invariants.FACTS)
+    states, unsound = check_invariants(cfg, 7, lemmas, invariants.FACTS, workers=2)
     assert states == 10495
     assert not unsound, [u.invariant for u in unsound]
 
@@ -53,6 +53,25 @@ def _keeps_committed_log(enc: Any, sym: Any) -> Any:
             implies(not_(sym.brokers[b - 1].initialised), replica(sym, b).leo >= sym.ghost.true_hwm)
             for b in range(1, enc.n + 1)
         )
+    )
+
+
+def test_two_workers_find_what_one_does() -> None:
+    """The states are shared between two processes: the same states are counted, and each wrong
+    invariant or fact is reported at the same first state as by one process."""
+    cfg = load_model(LRS)
+    wrong = Invariant("stopped_keeps_committed", _keeps_committed_log, "wrong")
+    only_shrinks = PairFact(
+        "isr_only_shrinks", lambda enc, a, b, sym: enc.sets.subset(b.isr, a.isr), "wrong"
+    )
+    one = check_invariants(cfg, 6, (wrong,), (only_shrinks,))
+    assert one[0] == 4818
+    assert [u.invariant for u in one[1]] == ["stopped_keeps_committed", "history.isr_only_shrinks"]
+    # with 5, the two are first false in states that different workers evaluate
+    for workers in (2, 5):
+        assert check_invariants(cfg, 6, (wrong,), (only_shrinks,), workers=workers) == one
+    assert check_invariants(cfg, 6, (wrong,), (), limit=100, workers=2) == check_invariants(
+        cfg, 6, (wrong,), (), limit=100
     )
 
 
@@ -96,7 +115,9 @@ def test_the_invariants_hold_where_the_last_known_leader_recovers() -> None:
     and a wrong invariant about them is caught in the same search."""
     wrong = Invariant("never_recovering", _never_recovering, "wrong")
     lemmas = tuple(i for i in invariants.ALL_INVARIANTS if i.name in STRUCTURE) + (wrong,)
-    states, unsound = check_invariants(load_model(KAFKA_19522), 11, lemmas, invariants.FACTS)
+    states, unsound = check_invariants(
+        load_model(KAFKA_19522), 11, lemmas, invariants.FACTS, workers=2
+    )
     assert states == 438643
     assert [u.invariant for u in unsound] == ["never_recovering"]
 

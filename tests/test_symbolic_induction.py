@@ -76,7 +76,7 @@ def test_every_auxiliary_invariant_holds_on_every_reachable_state() -> None:
     (and each history fact, on every record a broker may still apply) is evaluated on every
     state of a breadth-first exploration of the KIP-966 model (the shape they are proved for)."""
     cfg = load_model(MODELS / "kip966_small.toml")
-    states, unsound = check_invariants(cfg, 9)
+    states, unsound = check_invariants(cfg, 9, workers=2)
     assert states > 6000
     assert not unsound, [u.invariant for u in unsound]
 
