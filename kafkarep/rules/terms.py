@@ -100,7 +100,7 @@ def bool_term(x: Term) -> Term:
 
 
 def implies(a: Term, b: Term) -> Term:
-    if a is False or b is True:
+    if a is False:
         return True
     if a is True:
         return b
