@@ -112,6 +112,44 @@ def test_a_prove_not_met_exits_1_and_fails_its_case(
     assert entry["outcome"] == "met" and entry["prove"]["outcome"] == "not met"
 
 
+def test_a_slow_proof_is_skipped_unless_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`[prove] slow = true`: the model is checked, its proof skipped (a skipped case, no
+    failure); with --slow, or the file named, it is proved. A bad value is refused in one line."""
+    models = tmp_path / "models"
+    models.mkdir()
+    slow = models / "slow_proof.toml"
+    slow.write_text(HWM.read_text().replace("[prove]\n", "[prove]\nslow = true\n"))
+    assert "slow = true" in slow.read_text()
+    capsys.readouterr()
+    assert suite(tmp_path, str(models)) == 0
+    out = capsys.readouterr().out
+    assert "prove skipped: slow ([prove] slow = true): run with --slow or name it" in out
+    document = json.loads((tmp_path / "reports" / "suite.json").read_text())
+    [entry] = document["models"]
+    assert entry["outcome"] == "met" and entry["prove"]["outcome"] == "skipped"
+    assert "results" not in entry["prove"]
+    cases = junit_cases(tmp_path / "reports" / "junit.xml")
+    case = next(c for (_, n), c in cases.items() if n == "prove")
+    skipped = case.find("skipped")
+    assert skipped is not None and "[prove] slow = true" in skipped.get("message", "")
+    assert "leader_completeness.committed_log" in {n for _, n in cases}  # the check ran
+
+    for asked in (["--slow", str(models)], [str(slow)]):
+        assert suite(tmp_path, *asked) == 0
+        document = json.loads((tmp_path / "reports" / "suite.json").read_text())
+        [entry] = document["models"]
+        assert entry["prove"]["outcome"] == "met"
+        assert [r["status"] for r in entry["prove"]["results"]] == ["violated"] * 2
+
+    slow.write_text(HWM.read_text().replace("[prove]\n", '[prove]\nslow = "yes"\n'))
+    capsys.readouterr()
+    assert suite(tmp_path, str(models)) == 2
+    err = capsys.readouterr().err
+    assert f"{slow}: [prove] slow must be true or false" in err
+
+
 def test_a_prover_process_that_dies_is_that_models_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -464,3 +464,32 @@ def test_what_the_context_assumes_is_not_asked_again(monkeypatch: pytest.MonkeyP
     context = seeded._context("produce", together)[0]
     queries = _dropped(seeded, "nothing_above_hwm", "produce", together)
     assert any(seeded._check(context, query)[0] == "failed" for query in queries)
+
+
+def test_an_invariant_marked_by_part_is_asked_part_by_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rejoined_caught_up` is marked `by_part`: under `apply_metadata` each conjunct left of
+    each step's goal is its own query, and the obligation is proved so. Not marked, the same
+    goal is asked in one query with the family's other steps."""
+    cfg = load_model(MODELS / "kip966_small.toml")
+    queries: list[Any] = []
+    check = Prover._check
+
+    def counted(self: Prover, solver: Any, query: Any) -> Any:
+        queries.append(query)
+        return check(self, solver, query)
+
+    monkeypatch.setattr(Prover, "_check", counted)
+    together = frozenset(invariants.needed("leader_completeness"))
+    name = "rejoined_caught_up"
+    marked = next(i for i in invariants.ALL_INVARIANTS if i.name == name)
+    assert marked.by_part
+    counts = {}
+    for inv in (marked, marked._replace(by_part=False)):
+        lemmas = tuple(inv if i.name == name else i for i in invariants.ALL_INVARIANTS)
+        prover = Prover(cfg, lemmas, invariants.FACTS, 120, invariants.pair)
+        prover = prover.with_facts(invariants.facts_for("leader_completeness"))
+        queries.clear()
+        assert prover.consecution(name, "apply_metadata", together).status == "proved"
+        counts[inv.by_part] = len(queries)
+    assert counts[False] == 1
+    assert counts[True] > 10

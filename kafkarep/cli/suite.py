@@ -66,7 +66,7 @@ from kafkarep.output.suite_proofs import NOT_ENCODED
 from kafkarep.properties.model_files import load_model
 
 SEVERITY = {MET: OK, SKIPPED: OK, NOT_MET: EXPECTATION_NOT_MET, UNAVAILABLE: BAD_INPUT}
-PROVE_SEVERITY = {MET: OK, NOT_ENCODED: OK, NOT_MET: EXPECTATION_NOT_MET}
+PROVE_SEVERITY = {MET: OK, NOT_ENCODED: OK, SKIPPED: OK, NOT_MET: EXPECTATION_NOT_MET}
 LINE_EVERY = 10.0  # seconds between progress lines when the output is not a terminal
 
 
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         plan = _plan(args)
     except ModelError as error:
         raise UsageError(str(error)) from None
-    if not any(cfg is not None for _, cfg, _ in plan):
+    if not any(cfg is not None for _, cfg, _, _ in plan):
         raise UsageError(
             f"nothing to run: all {len(plan)} model(s) skipped ({plan[0][2] if plan else ''})"
         )
@@ -196,24 +196,27 @@ def _severity(entry: Entry) -> int:
     return code
 
 
-Plan = list[tuple[Path, ModelConfig | None, str]]  # (file, config to run or None, why not)
+# (file, config to run or None, why not, why its proof is not run under --prove or "")
+Plan = list[tuple[Path, ModelConfig | None, str, str]]
+SLOW = "slow ([{}] slow = true): run with --slow or name it"
 
 
 def _plan(args: argparse.Namespace) -> Plan:
     plan: Plan = []
     for selected in select(args.targets or [Path("models")], args.exclude):
         if selected.excluded_by is not None:
-            plan.append((selected.path, None, f"excluded by --exclude {selected.excluded_by}"))
+            why = f"excluded by --exclude {selected.excluded_by}"
+            plan.append((selected.path, None, why, ""))
             continue
         cfg = load_model(selected.path)
-        if is_slow(cfg) and not selected.named and not args.slow:
-            plan.append(
-                (selected.path, None, "slow ([suite] slow = true): run with --slow or name it")
-            )
+        asked = selected.named or args.slow
+        if is_slow(cfg) and not asked:
+            plan.append((selected.path, None, SLOW.format("suite"), ""))
             continue
         if args.prove:
             suite_prove.check_settings(cfg)
-        plan.append((selected.path, cfg, ""))
+        slow_proof = args.prove and is_slow(cfg, "prove") and not asked
+        plan.append((selected.path, cfg, "", SLOW.format("prove") if slow_proof else ""))
     return plan
 
 
@@ -231,7 +234,7 @@ def _run_all(
     args: argparse.Namespace, plan: Plan, console: Console, err: Console, entries: list[Entry]
 ) -> None:
     """Run the plan, appending each model's entry as it finishes."""
-    runnable = [(path, cfg) for path, cfg, _ in plan if cfg is not None]
+    runnable = [(path, cfg) for path, cfg, _, _ in plan if cfg is not None]
     console.print(
         f"suite: {len(plan)} model(s), {len(runnable)} to run, {len(plan) - len(runnable)} skipped",
         highlight=False,
@@ -258,7 +261,7 @@ def _run_all(
                 total=None,
                 stats="waiting",
             )
-        for path, maybe, why in plan:
+        for path, maybe, why, not_proved in plan:
             if maybe is None:
                 entries.append(Entry(path, None, "-", SKIPPED, why))
                 continue
@@ -271,7 +274,11 @@ def _run_all(
                 if not live and not args.quiet:
                     err.print(f"  {maybe.name}: proving", highlight=False)
                 options = suite_prove.options(args.workers, args.reports)
-                entry = entry._replace(proof=suite_prove.prove_one(maybe, options, console))
+                if not_proved:
+                    proof = suite_prove.not_proved(maybe, not_proved, console)
+                else:
+                    proof = suite_prove.prove_one(maybe, options, console)
+                entry = entry._replace(proof=proof)
                 entries[-1] = entry
             progress.update(task, stats=_verdict(entry.outcome), completed=1, total=1)
             progress.stop_task(task)

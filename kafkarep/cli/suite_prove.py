@@ -19,7 +19,7 @@ from rich.markup import escape
 from kafkarep.cli.prove import Options, configure, not_encoded, prove_model, selected
 from kafkarep.common.exit_codes import internal_error
 from kafkarep.model.config import ModelConfig
-from kafkarep.output.suite import ERROR, MET, NOT_MET
+from kafkarep.output.suite import ERROR, MET, NOT_MET, SKIPPED
 from kafkarep.output.suite_proofs import COLOUR, NOT_ENCODED, Proved
 from kafkarep.symbolic.prove import Result
 
@@ -50,6 +50,12 @@ def prove_one(cfg: ModelConfig, opts: Options, console: Console) -> Proved:
     if proved.outcome in (NOT_MET, ERROR) and proved.log:
         console.print(proved.log, highlight=False, markup=False, end="")
     return proved
+
+
+def not_proved(cfg: ModelConfig, why: str, console: Console) -> Proved:
+    """A model whose proof the suite skips (`[prove] slow = true`), said in one line."""
+    console.print(f"{escape(cfg.name)}: prove [dim]skipped[/dim]: {escape(why)}", highlight=False)
+    return Proved(SKIPPED, note=why)
 
 
 def _in_child(cfg: ModelConfig, opts: Options) -> Proved:

@@ -142,7 +142,8 @@ SECTIONS = {
     "expect": {"result", "distinct_states", "violates", "reached"},
     # Settings of one engine or extension, read by it (see ModelConfig.setting).
     "hypothesis": {"examples", "steps", "seed", "swarm", "swarm_units", "profile"},
-    "prove": {"depth", "timeout", "brokers", "properties", "agreement_depth", "unknown"},
+    # slow = true: `kafkarep suite --prove` proves the model only with --slow (or named)
+    "prove": {"depth", "timeout", "brokers", "properties", "agreement_depth", "unknown", "slow"},
     "plan": {"target", "parallel_replicas", "parallel_partitions", "leader_movements"},
     "suite": {"slow"},  # `kafkarep suite`: slow = true skips the model unless --slow
 }

@@ -140,10 +140,12 @@ def _excluded_by(path: Path, patterns: tuple[str, ...]) -> str | None:
     return None
 
 
-def is_slow(cfg: ModelConfig) -> bool:
-    slow = cfg.setting("suite", "slow", False)
+def is_slow(cfg: ModelConfig, section: str = "suite") -> bool:
+    """`[suite] slow = true`: the suite runs the model only with --slow or when it is named;
+    `[prove] slow = true`: the same for the model's proof under `--prove`."""
+    slow = cfg.setting(section, "slow", False)
     if not isinstance(slow, bool):
-        raise ModelError(f"{cfg.path}: [suite] slow must be true or false")
+        raise ModelError(f"{cfg.path}: [{section}] slow must be true or false")
     return slow
 
 

@@ -1,30 +1,30 @@
 """`kafkarep suite --prove`: a model's `kafkarep prove` beside its check.
 
 What the command, the JUnit writer and the HTML report share about it: the outcome (met, not
-met, not encoded, error), the text of the summary column, the test cases (one `prove:<property>`
-per property proved, and a model-level `prove` case for a problem about no one property, a model
-prove does not encode, or an error) and the JSON.
+met, not encoded, skipped as slow, error), the text of the summary column, the test cases (one
+`prove:<property>` per property proved, and a model-level `prove` case for a problem about no one
+property, a model prove does not encode or skips, or an error) and the JSON.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kafkarep.output.suite import MET, NOT_MET, Case
+from kafkarep.output.suite import MET, NOT_MET, SKIPPED, Case
 from kafkarep.symbolic.prove import Result
 from kafkarep.symbolic.verdict import Proof, unknown_notes
 
 NOT_ENCODED = "not encoded"  # a model prove refuses (the ZooKeeper-era controller, a [plan], ...)
 PROVE = "prove"  # the model-level case
-COLOUR = {MET: "green", NOT_MET: "red", NOT_ENCODED: "dim"}  # an outcome's (others: red)
+COLOUR = {MET: "green", NOT_MET: "red", NOT_ENCODED: "dim", SKIPPED: "dim"}  # others: red
 
 
 class Proved(NamedTuple):
     """What became of one model's prove in a suite."""
 
-    outcome: str  # MET, NOT_MET, NOT_ENCODED or ERROR
+    outcome: str  # MET, NOT_MET, NOT_ENCODED, SKIPPED (`[prove] slow = true`) or ERROR
     proof: Proof | None = None
-    note: str = ""  # why prove does not encode the model, or the error
+    note: str = ""  # why prove does not encode the model, why it was skipped, or the error
     seconds: float = 0.0
     log: str = ""  # what prove printed (the suite shows it when the outcome is not met)
 
@@ -48,7 +48,7 @@ class Proved(NamedTuple):
     def cell(self) -> str:
         """The summary column: the outcome and the verdicts, `met: 3 proved`."""
         label = {MET: "met", NOT_MET: "NOT MET"}.get(self.outcome, self.outcome)
-        if self.outcome == NOT_ENCODED:
+        if self.outcome in (NOT_ENCODED, SKIPPED):
             return label
         return f"{label}: {self.counts()}" if self.counts() else label
 
@@ -59,6 +59,8 @@ class Proved(NamedTuple):
             if self.outcome == NOT_ENCODED:
                 message = f"prove does not encode this model: {self.note}"
                 return [Case(PROVE, "skipped", message, seconds=self.seconds)]
+            if self.outcome == SKIPPED:
+                return [Case(PROVE, "skipped", f"not proved: {self.note}")]
             return [Case(PROVE, "error", self.note or self.outcome, seconds=self.seconds)]
         notes = unknown_notes(self.proof.cfg)
         names = [r.property for r in self.proof.results]

@@ -12,9 +12,13 @@ from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 
 
 class Invariant(NamedTuple):
+    """`by_part`: each step's obligation is asked conjunct by conjunct (see
+    `induction.SPLIT_UP_TO`), for a conjunction Z3 refutes far faster in pieces."""
+
     name: str
     holds: Callable[[Encoding, ClusterState], Term]
     doc: str
+    by_part: bool = False
 
 
 class Fact(NamedTuple):
@@ -31,6 +35,7 @@ class Fact(NamedTuple):
     # (only its own, the pair facts' and a broker applying the record do); assuming less is
     # sound, and a large fact no other needs then costs them nothing
     shared: bool = True
+    by_part: bool = False  # as `Invariant.by_part`
 
 
 class PairFact(NamedTuple):

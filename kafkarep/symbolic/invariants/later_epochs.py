@@ -437,7 +437,11 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("lacking_leaders_left", lacking_leaders_left, "leaders without it are left"),
     Invariant("stale_leaders_alone", stale_leaders_alone, "stale leaders come back alone"),
     Invariant("same_epoch_isr", same_epoch_isr, "the ISR grows only by its leader's proposals"),
-    Invariant("rejoined_caught_up", rejoined_caught_up, "a replica rejoins the ISR caught up"),
+    # asked by part: on the reassignment shape its obligation under `apply_metadata` took 215 s
+    # whole (past the models' 300 s timeout beside a second worker), 18 s in its 72 parts a step
+    Invariant(
+        "rejoined_caught_up", rejoined_caught_up, "a replica rejoins the ISR caught up", True
+    ),
     Invariant("leaders_hold_commits", leaders_hold_commits, "leaders hold older leaders' commits"),
     Invariant(
         "candidates_past_commits", candidates_past_commits, "ISR, ELR reached every commit's epoch"
