@@ -156,6 +156,7 @@ def test_judge() -> None:
             "[prove] unknown.min_isr_commit: the model does not prove min_isr_commit (it proves "
             "leader_completeness): remove the note",
         ),
+        ('slow = "yes"', "[prove] slow must be true or false"),
     ],
 )
 def test_a_bad_note_is_one_line_exit_2(

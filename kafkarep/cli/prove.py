@@ -143,6 +143,8 @@ def check_settings(cfg: ModelConfig) -> None:
     number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
     if timeout is not None and not (number and 0 < timeout < math.inf):
         raise UsageError(f"{cfg.path}: [prove] timeout must be a positive number of seconds")
+    if not isinstance(cfg.setting("prove", "slow", False), bool):
+        raise UsageError(f"{cfg.path}: [prove] slow must be true or false")
     properties = cfg.setting("prove", "properties")
     if properties is not None and (
         not isinstance(properties, tuple) or not all(isinstance(p, str) for p in properties)
