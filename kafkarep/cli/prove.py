@@ -27,6 +27,7 @@ from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.output.proofs import counterexample_to_induction, write_violation
 from kafkarep.output.steps import render
+from kafkarep.output.suite import is_slow
 from kafkarep.output.traces import model_slug
 from kafkarep.properties.model_files import load_model
 from kafkarep.symbolic import agreement
@@ -143,8 +144,10 @@ def check_settings(cfg: ModelConfig) -> None:
     number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
     if timeout is not None and not (number and 0 < timeout < math.inf):
         raise UsageError(f"{cfg.path}: [prove] timeout must be a positive number of seconds")
-    if not isinstance(cfg.setting("prove", "slow", False), bool):
-        raise UsageError(f"{cfg.path}: [prove] slow must be true or false")
+    try:
+        is_slow(cfg, "prove")  # read by `kafkarep suite --prove` only
+    except ModelError as error:
+        raise UsageError(str(error)) from None
     properties = cfg.setting("prove", "properties")
     if properties is not None and (
         not isinstance(properties, tuple) or not all(isinstance(p, str) for p in properties)

@@ -440,7 +440,10 @@ INVARIANTS: tuple[Invariant, ...] = (
     # asked by part: on the reassignment shape its obligation under `apply_metadata` took 215 s
     # whole (past the models' 300 s timeout beside a second worker), 18 s in its 72 parts a step
     Invariant(
-        "rejoined_caught_up", rejoined_caught_up, "a replica rejoins the ISR caught up", True
+        "rejoined_caught_up",
+        rejoined_caught_up,
+        "a replica rejoins the ISR caught up",
+        by_part=True,
     ),
     Invariant("leaders_hold_commits", leaders_hold_commits, "leaders hold older leaders' commits"),
     Invariant(
