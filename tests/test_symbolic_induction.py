@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kafkarep.cli.main import main
+from kafkarep.cli.prove import with_brokers
 from kafkarep.output.proofs import LABEL
 from kafkarep.properties.model_files import load_model
 from kafkarep.symbolic import invariants
@@ -148,6 +149,49 @@ def test_a_per_broker_fact_is_checked_for_a_broker_other_than_the_actor() -> Non
     assert obligation.status == "failed" and obligation.cti is not None
     before, instance, after = obligation.cti
     assert instance.actor == 1 and after.brokers[0].replica.leo > before.brokers[0].replica.leo
+
+
+def test_a_step_naming_a_second_broker_is_taken_once_and_a_third_broker_is_checked() -> None:
+    """A leader's handling of a follower's fetch names both: of broker 1's fetches only the one
+    from leader 2 is taken (the others rename to it, fixing 1), and a per-broker fact is then
+    shown for brokers 1, 2 and 3. A wrong one broken by that step only in a bystander's
+    conjunct ('a follower with no fetch response in flight has every leader's HWM': the leader
+    advances its HWM past broker 3's) fails; shown for brokers 1 and 2 only, as for a step
+    naming one broker, it would pass (broker 1 has a response in flight, 2 is the leader)."""
+    from kafkarep.symbolic.ops import and_, eq, implies, ne, not_
+    from kafkarep.symbolic.state import LEADER
+
+    def by(enc: Any, snap: Any, sym: Any, b: int) -> Any:
+        mine = sym.brokers[b - 1]
+        waiting = and_(ne(mine.replica.role, LEADER), not_(mine.fetch_response.present))
+        others = [
+            implies(eq(k.replica.role, LEADER), k.replica.hwm <= mine.replica.hwm)
+            for c, k in enumerate(sym.brokers, 1)
+            if c != b
+        ]
+        return implies(waiting, and_(*others))
+
+    def holds(enc: Any, snap: Any, sym: Any) -> Any:
+        return and_(*(by(enc, snap, sym, b) for b in range(1, enc.n + 1)))
+
+    wrong = Fact("leaders_hwm_known", holds, "wrong", by)
+    cfg = with_brokers(load_model(MODELS / "kip966_small.toml"), 4)
+    together = frozenset((*invariants.needed("min_isr_commit"), "history.leaders_hwm_known"))
+
+    def asked(fixed: int | None) -> Any:
+        p = Prover(cfg, invariants.ALL_INVARIANTS, invariants.FACTS + (wrong,), 60, invariants.pair)
+        assert [(i.actor, i.fixed) for i in p._taken("fetch")] == [(1, 2)]
+        assert p.goals.fixed["fetch"] == 2 and p.goals.fixed["produce"] == 1
+        if fixed is not None:  # the shortcut seeded wrong
+            p.goals.fixed["fetch"] = fixed
+        return p.consecution("history.leaders_hwm_known", "fetch", together)
+
+    obligation = asked(None)
+    assert obligation.status == "failed" and obligation.cti is not None
+    before, instance, after = obligation.cti
+    assert (instance.family, instance.actor, instance.fixed) == ("fetch", 1, 2)
+    assert after.brokers[1].replica.hwm > before.brokers[2].replica.hwm
+    assert asked(1).status == "proved"
 
 
 # Obligations of the completeness strengthening that failed before the invariants about
@@ -300,11 +344,12 @@ def test_a_wrong_invariant_is_caught_by_broker_ones_step() -> None:
     assert (instance.family, instance.actor) == ("produce", 1) and one.leo > one.hwm
 
     # only broker 1's steps are taken: its own, and the controller's events about it (elections
-    # being free for induction, no step reads the order of the replica list)
+    # being free for induction, no step reads the order of the replica list); of its fetches,
+    # the one from broker 2 (that from 3 renames to it, swapping 2 and 3)
     def steps(family: str) -> set[tuple[int, object]]:
         return {(q.instance.actor, q.instance.fixed) for q in p._context(family, together)[1]}
 
-    assert steps("produce") == {(1, None)} and steps("fetch") == {(1, 2), (1, 3)}
+    assert steps("produce") == {(1, None)} and steps("fetch") == {(1, 2)}
     assert steps("fence") == {(0, 1)} and steps("handle_alter_partition") == {(0, 1)}
 
 

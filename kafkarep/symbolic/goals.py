@@ -29,24 +29,26 @@ class Goals:
         invariants: tuple[Invariant, ...],
         facts: tuple[AnyFact, ...],
         pair: Pair | None,
-        symmetric: frozenset[str],
+        fixed: dict[str, int],
     ) -> None:
         self.enc = enc
         self.invariants = invariants
         self.facts = tuple(f for f in facts if isinstance(f, Fact))
         self.pair_facts = tuple(f for f in facts if isinstance(f, PairFact))
         self.pair = pair  # what any two records of the log satisfy (derived from the facts)
-        self.symmetric = symmetric  # the families shown for broker 1's steps only
+        # the symmetric families (shown for broker 1's steps only), and how many brokers their
+        # steps taken name: 1, or 2 where a step names a second one (see `symmetry.taken`)
+        self.fixed = fixed
         self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
 
     def _facts(
-        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
+        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, shown: int
     ) -> Term:
         """The history facts of a record: all of them, or, for the obligation of the fact
-        `own`, the shared ones and `own` (with `trim`, for brokers 1 and 2 only)."""
+        `own`, the shared ones and `own` (with `shown`, for brokers 1 to `shown` only)."""
         return ops.and_(
             *(
-                self._fact(f, record, sym, trim and f is own)
+                self._fact(f, record, sym, shown if f is own else 0)
                 for f in self.facts
                 if own is None or f.shared or f is own
             )
@@ -65,15 +67,15 @@ class Goals:
             )
         )
 
-    def _fact(self, f: Fact, record: PartitionRegistration, sym: ClusterState, trim: bool) -> Term:
-        """One history fact of a record (with `trim`, a per-broker fact for brokers 1 and 2
-        only), built once per process."""
+    def _fact(self, f: Fact, record: PartitionRegistration, sym: ClusterState, shown: int) -> Term:
+        """One history fact of a record (with `shown`, a per-broker fact for brokers 1 to
+        `shown` only), built once per process."""
         enc = self.enc
         by = f.by
-        if trim and by is not None:
+        if shown and by is not None:
             return self._memo(
-                ("fact", f, record, sym, trim),
-                lambda: ops.and_(by(enc, record, sym, 1), by(enc, record, sym, 2)),
+                ("fact", f, record, sym, shown),
+                lambda: ops.and_(*(by(enc, record, sym, b) for b in range(1, shown + 1))),
             )
         return self._memo(("fact", f, record, sym), lambda: f.holds(enc, record, sym))
 
@@ -110,18 +112,18 @@ class Goals:
         record: PartitionRegistration,
         sym: ClusterState,
         own: Fact | None = None,
-        trim: bool = False,
+        shown: int = 0,
     ) -> Term:
         """What any record of the log satisfies: the history facts (see `_facts`), against the
         current registration too; the record of the current partition epoch is that
         registration."""
         return self._memo(
-            ("record", record, sym, own, trim),
-            lambda: self._build_record(record, sym, own, trim),
+            ("record", record, sym, own, shown),
+            lambda: self._build_record(record, sym, own, shown),
         )
 
     def _build_record(
-        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, trim: bool
+        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, shown: int
     ) -> Term:
         enc = self.enc
         current = ops.implies(
@@ -129,7 +131,7 @@ class Goals:
             ops.and_(*enc.equal(record, sym.partition, PartitionRegistration)),
         )
         return ops.and_(
-            self._facts(record, sym, own, trim),
+            self._facts(record, sym, own, shown),
             record.partition_epoch <= sym.partition.partition_epoch,
             current,
             self.paired(record, sym.partition, sym),
@@ -173,7 +175,9 @@ class Goals:
         current one. Under a symmetric family (the step is broker 1's) a fact made of one
         conjunct per broker is shown for brokers 1 and 2 only: a step of broker k breaking the
         conjunct of broker j renames to broker 1's step breaking that of 1 (j = k) or, by a
-        renaming that fixes 1, that of 2.
+        renaming that fixes 1, that of 2. Where the step also names broker 2 (a fetch from
+        leader 2 stands for a fetch from any leader), the renaming must fix 2 as well, and the
+        fact is shown for brokers 1, 2 and 3.
 
         Without `current` (the step keeps the controller's registration) a history fact is
         shown of the arbitrary record only: the current registration is one of the records that
@@ -200,9 +204,10 @@ class Goals:
             return both
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
-            trim = fact.by is not None and family in self.symmetric and enc.n > 2
+            fixed = self.fixed.get(family, enc.n)
+            shown = fixed + 1 if fact.by is not None and fixed + 1 < enc.n else 0
 
-            # a per-broker fact shown for brokers 1 and 2 only is assumed of the record for
+            # a per-broker fact shown for some brokers only is assumed of the record for
             # them only: assuming less is sound, and its conjuncts about other brokers are
             # about what those would do
             def kept(before: ClusterState, after: ClusterState) -> Term:
@@ -211,15 +216,15 @@ class Goals:
                 # that keeps its leader and ISR (a reassignment's start) keeps the fact. Only
                 # where the model reassigns: elsewhere it is no help, and costs time.
                 replaced = current and enc.reassigning
-                held = self._fact(fact, before.partition, before, trim) if replaced else True
+                held = self._fact(fact, before.partition, before, shown) if replaced else True
                 return ops.implies(
-                    ops.and_(self._record(record, before, fact, trim), held),
+                    ops.and_(self._record(record, before, fact, shown), held),
                     ops.and_(
-                        self._fact(fact, record, after, trim),
-                        self._fact(fact, after.partition, after, trim) if current else True,
+                        self._fact(fact, record, after, shown),
+                        self._fact(fact, after.partition, after, shown) if current else True,
                     ),
                 )
 
             return kept
         invariant = next(i for i in self.invariants if i.name == name)
-        return lambda before, after: invariant.holds(enc, after)
+        return lambda before, after: self._invariant(invariant, after)

@@ -24,8 +24,8 @@ class Invariant(NamedTuple):
 class Fact(NamedTuple):
     """A history fact: true of every record the controller has committed. `by`, if given, is
     the fact's conjunct about one broker (`holds` is the conjunction over every broker, each
-    conjunct the same definition): under a symmetric family only two are shown (see
-    `Goals.goal`)."""
+    conjunct the same definition): under a symmetric family only two or three are shown
+    (see `Goals.goal`)."""
 
     name: str
     holds: Callable[[Encoding, PartitionRegistration, ClusterState], Term]
