@@ -427,7 +427,7 @@ class Prover:
         """Fill the cache with every obligation not in it yet, from worker processes (forked:
         each builds its own prover for the same model and invariants). A job is one invariant's
         or fact's obligations, initial and under every family, so that its goal terms are built
-        in one worker only (at N = 5 they are 7.5 of the 60 CPU seconds a worker spends). The
+        in one worker only (at N = 5, 7.5 CPU seconds in all, a tenth of a worker's). The
         heaviest go first, so that no long one is left to run while the other workers idle: the
         per-broker history facts (each states something of every broker), then the invariants
         asked by part. Stopping at the first failure, the workers stop at the first one they
