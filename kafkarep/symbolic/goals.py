@@ -41,6 +41,12 @@ class Goals:
         self.fixed = fixed
         self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
 
+    def shown(self, family: str) -> int:
+        """The brokers a per-broker fact is shown for under a family: 1 to `shown` (0: every
+        broker). One more than the brokers the family's steps name, which renaming fixes."""
+        fixed = self.fixed.get(family)
+        return fixed + 1 if fixed is not None and fixed + 1 < self.enc.n else 0
+
     def _facts(
         self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, shown: int
     ) -> Term:
@@ -204,8 +210,7 @@ class Goals:
             return both
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
-            fixed = self.fixed.get(family, enc.n)
-            shown = fixed + 1 if fact.by is not None and fixed + 1 < enc.n else 0
+            shown = self.shown(family) if fact.by is not None else 0
 
             # a per-broker fact shown for some brokers only is assumed of the record for
             # them only: assuming less is sound, and its conjuncts about other brokers are

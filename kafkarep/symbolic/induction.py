@@ -301,8 +301,7 @@ class Prover:
         """What an obligation shows, over the pre- and post-state variables: built once per
         invariant (and symmetry) and instantiated for each step by substitution, which Z3 does
         far faster than Python builds the term again over each successor."""
-        fixed = self.goals.fixed.get(family, 0)
-        key = (name, fixed, current)
+        key = (name, self.goals.shown(family), current)
         found = self.goal_terms.get(key)
         if found is None:
             goal = self.goals.goal(name, self.record, self.second, family, current)
