@@ -5,6 +5,7 @@ an obligation with a counterexample to induction, printed and labelled."""
 from __future__ import annotations
 
 import json
+from itertools import permutations, product
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.induction import Prover
-from kafkarep.symbolic.lemmas import Fact, Invariant, PairFact
+from kafkarep.symbolic.lemmas import Fact, Invariant, PairFact, fixing, representative
 from kafkarep.symbolic.symmetry import symmetric_families
 from tests.helpers import ROOT
 
@@ -351,6 +352,124 @@ def test_a_wrong_invariant_is_caught_by_broker_ones_step() -> None:
 
     assert steps("produce") == {(1, None)} and steps("fetch") == {(1, 2)}
     assert steps("fence") == {(0, 1)} and steps("handle_alter_partition") == {(0, 1)}
+
+
+def test_one_representative_stands_for_each_orbit_of_the_renamings_left() -> None:
+    """Of the tuples of brokers a conjunct may name (0 for none, repeats allowed), exactly one
+    of each orbit of the renamings that fix brokers 1 to k is `representative`; with no
+    renaming (None), every tuple is."""
+    for n in (3, 4, 5):
+        for fixed in (0, 1, 2):
+            movable = list(range(fixed + 1, n + 1))
+            renamings = [dict(zip(movable, image, strict=True)) for image in permutations(movable)]
+            for length in (1, 2, 3):
+                for named in product(range(n + 1), repeat=length):
+                    orbit = {tuple(r.get(b, b) for b in named) for r in renamings}
+                    kept = [t for t in orbit if representative(fixed, *t)]
+                    assert len(kept) == 1, (n, fixed, named, kept)
+                    assert representative(None, *named)
+    assert fixing(1, 2) == 2 and fixing(2, 1) == 2 and fixing(None, 3) is None
+
+
+def test_a_pairwise_invariant_is_checked_for_two_bystanders(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An invariant about two brokers is shown, under a symmetric family, for one pair of each
+    orbit of the renamings that fix the step's broker: (1, 2), (2, 1) and (2, 3) for broker 1's
+    fence. A wrong one ('the ISR is never its leader and one other broker'), which fencing
+    leader 1 of ISR {1, 2, 3} breaks only for the pair of bystanders (2, 3), fails; with pairs
+    among brokers 1 and 2 only, it would pass."""
+    from kafkarep.symbolic import lemmas
+    from kafkarep.symbolic.ops import and_, eq, not_
+
+    def pairs(enc: Any, sym: Any, fixed: int | None = None) -> Any:
+        s, p = enc.sets, sym.partition
+        return and_(
+            *(
+                not_(and_(eq(p.leader, x), s.eq(p.isr, s.union(s.bit(x), s.bit(y)))))
+                for x in range(1, enc.n + 1)
+                for y in range(1, enc.n + 1)
+                if x != y and lemmas.representative(fixed, x, y)
+            )
+        )
+
+    wrong = Invariant("never_two", pairs, "wrong", orbit=pairs)
+    cfg = with_brokers(load_model(MODELS / "kip966_small.toml"), 4)
+    together = frozenset((*invariants.needed("min_isr_commit"), "never_two"))
+
+    def asked() -> Any:
+        p = Prover(cfg, invariants.ALL_INVARIANTS + (wrong,), invariants.FACTS, 60, invariants.pair)
+        assert p.goals.fixed_by("fence") == 1
+        return p.consecution("never_two", "fence", together)
+
+    obligation = asked()
+    assert obligation.status == "failed" and obligation.cti is not None
+    before, instance, after = obligation.cti
+    assert (instance.family, instance.fixed) == ("fence", 1)
+    # ISRs as bit sets (bit b for broker b): the ISR {leader, y} with neither of them broker 1
+    leader, isr = after.partition.leader, after.partition.isr
+    assert leader in (2, 3, 4) and isr & (1 << leader) and bin(isr).count("1") == 2
+    assert not isr & (1 << 1) and before.partition.isr & (1 << 1)
+
+    # the shortcut seeded wrong: pairs among the brokers renaming fixes and one more
+    def among(fixed: int | None, *named: int) -> bool:
+        return fixed is None or all(b <= fixed + 1 for b in named)
+
+    monkeypatch.setattr(lemmas, "representative", among)
+    assert asked().status == "proved"
+
+
+def test_a_conjunct_about_three_brokers_is_checked_for_three_bystanders() -> None:
+    """A conjunct about broker b made of conjuncts about b and two others (as
+    `applied_as_leader` is: b's application, then pairs of leaders) shows, for b = 2, the pairs
+    representative once 2 is fixed too (`fixing`): (3, 4) among them. A wrong invariant ('an
+    active broker b outside the ISR never sees it be its leader x and one other y') that leader
+    1's fence breaks only for (2; 3, 4) fails; with the pairs representative under the step's
+    renamings alone, (3, 4) would be left out (4 is not the next broker past 3) and it would
+    pass."""
+    from kafkarep.symbolic.ops import and_, eq, not_
+
+    def about(enc: Any, sym: Any, b: int, fixed: int | None) -> Any:
+        s, p = enc.sets, sym.partition
+        outside = and_(sym.registry[b - 1].active, not_(s.has(p.isr, b)))
+        return and_(
+            *(
+                not_(and_(outside, eq(p.leader, x), s.eq(p.isr, s.union(s.bit(x), s.bit(y)))))
+                for x in range(1, enc.n + 1)
+                for y in range(1, enc.n + 1)
+                if len({b, x, y}) == 3 and representative(fixed, x, y)
+            )
+        )
+
+    def orbit(enc: Any, sym: Any, fixed: int | None = None) -> Any:
+        return and_(
+            *(
+                about(enc, sym, b, nested(fixed, b))
+                for b in range(1, enc.n + 1)
+                if representative(fixed, b)
+            )
+        )
+
+    nested = fixing
+    wrong = Invariant("never_two_seen", orbit, "wrong", orbit=orbit)
+    cfg = with_brokers(load_model(MODELS / "kip966_small.toml"), 4)
+    together = frozenset((*invariants.needed("min_isr_commit"), "never_two_seen"))
+
+    def asked() -> Any:
+        p = Prover(cfg, invariants.ALL_INVARIANTS + (wrong,), invariants.FACTS, 60, invariants.pair)
+        return p.consecution("never_two_seen", "fence", together)
+
+    obligation = asked()
+    assert obligation.status == "failed" and obligation.cti is not None
+    _, _, after = obligation.cti
+    assert (after.partition.leader, after.partition.isr) == (3, 1 << 3 | 1 << 4)
+
+    # the shortcut seeded wrong: the pairs under broker 2's conjunct as if 2 were not fixed
+    def unfixed(fixed: int | None, *named: int) -> int | None:
+        return fixed
+
+    nested = unfixed
+    assert asked().status == "proved"
 
 
 def test_a_wrong_election_is_caught_under_the_controllers_symmetric_families(

@@ -10,7 +10,7 @@ from typing import Any
 
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.lemmas import AnyFact, Fact, Invariant, PairFact
+from kafkarep.symbolic.lemmas import AnyFact, Fact, Invariant, PairFact, representative
 from kafkarep.symbolic.ops import Term
 from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 
@@ -41,20 +41,20 @@ class Goals:
         self.fixed = fixed
         self.memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
 
-    def shown(self, family: str) -> int:
-        """The brokers a per-broker fact is shown for under a family: 1 to `shown` (0: every
-        broker). One more than the brokers the family's steps name, which renaming fixes."""
-        fixed = self.fixed.get(family)
-        return fixed + 1 if fixed is not None and fixed + 1 < self.enc.n else 0
+    def fixed_by(self, family: str) -> int | None:
+        """How many brokers (1 to k) the renamings that map a family's steps to those taken
+        must fix (None: the family is not symmetric, every step is taken). Its goals show the
+        conjuncts about `representative` tuples of brokers only."""
+        return self.fixed.get(family)
 
     def _facts(
-        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, shown: int
+        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, fixed: int | None
     ) -> Term:
         """The history facts of a record: all of them, or, for the obligation of the fact
-        `own`, the shared ones and `own` (with `shown`, for brokers 1 to `shown` only)."""
+        `own`, the shared ones and `own` (with `fixed`, its representative conjuncts only)."""
         return ops.and_(
             *(
-                self._fact(f, record, sym, shown if f is own else 0)
+                self._fact(f, record, sym, fixed if f is own else None)
                 for f in self.facts
                 if own is None or f.shared or f is own
             )
@@ -73,15 +73,16 @@ class Goals:
             )
         )
 
-    def _fact(self, f: Fact, record: PartitionRegistration, sym: ClusterState, shown: int) -> Term:
-        """One history fact of a record (with `shown`, a per-broker fact for brokers 1 to
-        `shown` only), built once per process."""
+    def _fact(
+        self, f: Fact, record: PartitionRegistration, sym: ClusterState, fixed: int | None
+    ) -> Term:
+        """One history fact of a record (with `fixed`, its conjuncts about representative
+        brokers only: `Fact.orbit`, or `by` for each representative broker), built once per
+        process."""
         enc = self.enc
-        by = f.by
-        if shown and by is not None:
+        if fixed is not None and (f.orbit is not None or f.by is not None):
             return self._memo(
-                ("fact", f, record, sym, shown),
-                lambda: ops.and_(*(by(enc, record, sym, b) for b in range(1, shown + 1))),
+                ("fact", f, record, sym, fixed), lambda: _orbit(enc, f, record, sym, fixed)
             )
         return self._memo(("fact", f, record, sym), lambda: f.holds(enc, record, sym))
 
@@ -91,14 +92,22 @@ class Goals:
         b: PartitionRegistration,
         sym: ClusterState,
         only: PairFact | None = None,
+        fixed: int | None = None,
     ) -> Term:
-        """The pair facts (or one) of two records, in the order they were committed."""
+        """The pair facts (or one) of two records, in the order they were committed (with
+        `fixed`, the conjuncts about representative brokers of those that say which)."""
         enc = self.enc
+
+        def holds(f: PairFact, a: PartitionRegistration, b: PartitionRegistration) -> Term:
+            if fixed is not None and f.orbit is not None:
+                return f.orbit(enc, a, b, sym, fixed)
+            return f.holds(enc, a, b, sym)
+
         return ops.and_(
             *(
                 ops.and_(
-                    ops.implies(a.partition_epoch < b.partition_epoch, f.holds(enc, a, b, sym)),
-                    ops.implies(b.partition_epoch < a.partition_epoch, f.holds(enc, b, a, sym)),
+                    ops.implies(a.partition_epoch < b.partition_epoch, holds(f, a, b)),
+                    ops.implies(b.partition_epoch < a.partition_epoch, holds(f, b, a)),
                 )
                 for f in (self.pair_facts if only is None else (only,))
             )
@@ -118,18 +127,18 @@ class Goals:
         record: PartitionRegistration,
         sym: ClusterState,
         own: Fact | None = None,
-        shown: int = 0,
+        fixed: int | None = None,
     ) -> Term:
         """What any record of the log satisfies: the history facts (see `_facts`), against the
         current registration too; the record of the current partition epoch is that
         registration."""
         return self._memo(
-            ("record", record, sym, own, shown),
-            lambda: self._build_record(record, sym, own, shown),
+            ("record", record, sym, own, fixed),
+            lambda: self._build_record(record, sym, own, fixed),
         )
 
     def _build_record(
-        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, shown: int
+        self, record: PartitionRegistration, sym: ClusterState, own: Fact | None, fixed: int | None
     ) -> Term:
         enc = self.enc
         current = ops.implies(
@@ -137,7 +146,7 @@ class Goals:
             ops.and_(*enc.equal(record, sym.partition, PartitionRegistration)),
         )
         return ops.and_(
-            self._facts(record, sym, own, shown),
+            self._facts(record, sym, own, fixed),
             record.partition_epoch <= sym.partition.partition_epoch,
             current,
             self.paired(record, sym.partition, sym),
@@ -161,10 +170,15 @@ class Goals:
         about what every broker would do: large, and no help to any obligation here; assuming
         less is sound)."""
         out = [self._invariant(i, sym) for i in self.invariants if i.name in names]
-        out.extend(self._fact(f, sym.partition, sym, False) for f in self.facts if f.by is None)
+        out.extend(self._fact(f, sym.partition, sym, None) for f in self.facts if f.by is None)
         return out
 
-    def _invariant(self, i: Invariant, sym: ClusterState) -> Term:
+    def _invariant(self, i: Invariant, sym: ClusterState, fixed: int | None = None) -> Term:
+        """An invariant of a state (with `fixed`, its representative conjuncts only, if it
+        says which: `Invariant.orbit`)."""
+        orbit = i.orbit
+        if fixed is not None and orbit is not None:
+            return self._memo(("invariant", i, sym, fixed), lambda: orbit(self.enc, sym, fixed))
         return self._memo(("invariant", i, sym), lambda: i.holds(self.enc, sym))
 
     def goal(
@@ -183,7 +197,11 @@ class Goals:
         conjunct of broker j renames to broker 1's step breaking that of 1 (j = k) or, by a
         renaming that fixes 1, that of 2. Where the step also names broker 2 (a fetch from
         leader 2 stands for a fetch from any leader), the renaming must fix 2 as well, and the
-        fact is shown for brokers 1, 2 and 3.
+        fact is shown for brokers 1, 2 and 3. The same holds of conjuncts about several
+        brokers: an invariant or fact that says which (`orbit`) is shown for the tuples of
+        brokers that are `representative` under the renamings left, one of each orbit (of a
+        pair of leaders, (1, 2), (2, 1) and (2, 3) for broker 1's produce, not all twenty at
+        N = 5); what the step assumes stays whole.
 
         Without `current` (the step keeps the controller's registration) a history fact is
         shown of the arbitrary record only: the current registration is one of the records that
@@ -193,6 +211,7 @@ class Goals:
         only = next((f for f in self.pair_facts if f"history.{f.name}" == name), None)
         if only is not None:
             paired = only
+            fixed = self.fixed_by(family)
 
             def both(before: ClusterState, after: ClusterState) -> Term:
                 return ops.implies(
@@ -202,15 +221,15 @@ class Goals:
                         self.two(record, other, before),
                     ),
                     ops.and_(
-                        self.paired(record, other, after, paired),
-                        self.paired(record, after.partition, after, paired),
+                        self.paired(record, other, after, paired, fixed),
+                        self.paired(record, after.partition, after, paired, fixed),
                     ),
                 )
 
             return both
         if name.startswith("history."):
             fact = next(f for f in self.facts if f"history.{f.name}" == name)
-            shown = self.shown(family) if fact.by is not None else 0
+            fixed = self.fixed_by(family)
 
             # a per-broker fact shown for some brokers only is assumed of the record for
             # them only: assuming less is sound, and its conjuncts about other brokers are
@@ -221,15 +240,30 @@ class Goals:
                 # that keeps its leader and ISR (a reassignment's start) keeps the fact. Only
                 # where the model reassigns: elsewhere it is no help, and costs time.
                 replaced = current and enc.reassigning
-                held = self._fact(fact, before.partition, before, shown) if replaced else True
+                held = self._fact(fact, before.partition, before, fixed) if replaced else True
                 return ops.implies(
-                    ops.and_(self._record(record, before, fact, shown), held),
+                    ops.and_(self._record(record, before, fact, fixed), held),
                     ops.and_(
-                        self._fact(fact, record, after, shown),
-                        self._fact(fact, after.partition, after, shown) if current else True,
+                        self._fact(fact, record, after, fixed),
+                        self._fact(fact, after.partition, after, fixed) if current else True,
                     ),
                 )
 
             return kept
         invariant = next(i for i in self.invariants if i.name == name)
-        return lambda before, after: self._invariant(invariant, after)
+        fixed = self.fixed_by(family)
+        return lambda before, after: self._invariant(invariant, after, fixed)
+
+
+def _orbit(
+    enc: Encoding, f: Fact, record: PartitionRegistration, sym: ClusterState, fixed: int
+) -> Term:
+    """A fact's conjuncts about representative brokers (`Fact.orbit`; a per-broker fact
+    without one: its conjunct about each representative broker)."""
+    if f.orbit is not None:
+        return f.orbit(enc, record, sym, fixed)
+    by = f.by
+    assert by is not None
+    return ops.and_(
+        *(by(enc, record, sym, b) for b in range(1, enc.n + 1) if representative(fixed, b))
+    )

@@ -160,7 +160,7 @@ class Prover:
         self.second = self.enc.fresh("record2", PartitionRegistration)
         self.assumed_conjuncts: dict[frozenset[str], frozenset[int]] = {}
         self.conjunct_ids: dict[int, tuple[z3.BoolRef, frozenset[int]]] = {}
-        self.goal_terms: dict[tuple[str, int, bool], z3.BoolRef] = {}
+        self.goal_terms: dict[tuple[str, int | None, bool], z3.BoolRef] = {}
         self.start: ClusterState | None = None  # the initial states of the model's shape
         self.start_shape: Term = True
 
@@ -301,7 +301,7 @@ class Prover:
         """What an obligation shows, over the pre- and post-state variables: built once per
         invariant (and symmetry) and instantiated for each step by substitution, which Z3 does
         far faster than Python builds the term again over each successor."""
-        key = (name, self.goals.shown(family), current)
+        key = (name, self.goals.fixed_by(family), current)
         found = self.goal_terms.get(key)
         if found is None:
             goal = self.goals.goal(name, self.record, self.second, family, current)

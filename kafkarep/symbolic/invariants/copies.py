@@ -93,6 +93,12 @@ def registration_copies(enc: Encoding, sym: ClusterState) -> list[RegistrationCo
     return out
 
 
+def copy_owners(enc: Encoding) -> list[int]:
+    """The broker each of `registration_copies` is held by (0 for the controller's), in order:
+    the brokers a conjunct about a copy names (`lemmas.representative`)."""
+    return [0] + [b for b in brokers(enc) for _ in range(2)]
+
+
 AssignmentCopy = tuple[Term, Term, Term, Term]
 
 

@@ -17,7 +17,12 @@ from kafkarep.symbolic.invariants.common import (
     replica,
     views_only_advance,
 )
-from kafkarep.symbolic.invariants.copies import RegistrationCopy, registration_copies, still_awaited
+from kafkarep.symbolic.invariants.copies import (
+    RegistrationCopy,
+    copy_owners,
+    registration_copies,
+    still_awaited,
+)
 from kafkarep.symbolic.invariants.quorum import (
     accepted_answer,
     commit_bound,
@@ -25,7 +30,7 @@ from kafkarep.symbolic.invariants.quorum import (
     may_commit,
     rollback_open,
 )
-from kafkarep.symbolic.lemmas import Invariant
+from kafkarep.symbolic.lemmas import Invariant, representative
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ne, not_, or_
 from kafkarep.symbolic.state import LEADER, ClusterState, PartitionRegistration, Replica
 from kafkarep.symbolic.transition.logs import truncation_point
@@ -162,16 +167,17 @@ def stale_bounds(enc: Encoding, sym: ClusterState, leader: int) -> list[tuple[Te
     return out
 
 
-def later_leaders_hold(enc: Encoding, sym: ClusterState) -> Term:
+def later_leaders_hold(enc: Encoding, sym: ClusterState, fixed: int | None = None) -> Term:
     """What a leader may still commit is held by every leader of a later epoch (each was a
     candidate when elected, so it held it, or was a Maximal ISR member that froze the bound
-    when it moved on), and a diverging response of a later epoch a follower awaits keeps it."""
+    when it moved on), and a diverging response of a later epoch a follower awaits keeps it.
+    (With `fixed`, for representative pairs of brokers only: `Invariant.orbit`.)"""
     parts = []
     for b in brokers(enc):
         lr = replica(sym, b)
         for premise, members, bound in stale_bounds(enc, sym, b):
             for c in brokers(enc):
-                if c == b:
+                if c == b or not representative(fixed, b, c):
                     continue
                 cr = replica(sym, c)
                 later = and_(
@@ -210,6 +216,8 @@ def rejoined(
     b: RegistrationCopy,
     elr_a: Term | None = None,
     elr_b: Term | None = None,
+    fixed: int | None = None,
+    owners: tuple[int, ...] = (),
 ) -> Term:
     """Of two registrations a older than b: a replica outside a's ISR and in b's (not alone)
     joined in an epoch that it and that epoch's leader reached, or was elected from the ELR
@@ -221,7 +229,8 @@ def rejoined(
     b's ISR (even alone) or ELR (`elr_b`, where known) joined by a proposal: the ELR takes only
     replicas leaving the ISR, and an election only ISR, ELR or last-known members. A replica a
     reassignment deleted has reached every epoch these clauses ask of its view (`deleted`: it
-    applied the record that dropped it, later than every record naming it)."""
+    applied the record that dropped it, later than every record naming it). With `fixed`, only
+    for the replicas x that make (`owners` of a and b, x) representative."""
     s = enc.sets
     present_a, partition_epoch_a, leader_epoch_a, leader_a, isr_a = a
     present_b, partition_epoch_b, leader_epoch_b, _, isr_b = b
@@ -242,6 +251,8 @@ def rejoined(
         )
     )
     for x in brokers(enc):
+        if not representative(fixed, *owners, x):
+            continue
         xr = replica(sym, x)
         others = [m for m in brokers(enc) if m != x]
         # ... or x's current epoch (at most b's), whose leader (the one x's view names) reached
@@ -416,23 +427,30 @@ def candidates_past_commits(enc: Encoding, sym: ClusterState) -> Term:
     )
 
 
-def rejoined_caught_up(enc: Encoding, sym: ClusterState) -> Term:
-    """`rejoined` of every two copies of the metadata in the state."""
+def rejoined_caught_up(enc: Encoding, sym: ClusterState, fixed: int | None = None) -> Term:
+    """`rejoined` of every two copies of the metadata in the state (with `fixed`, of the
+    representative ones: `Invariant.orbit`)."""
     if not views_only_advance(enc):
         return True
     copies = with_elr(enc, sym)
+    owners = copy_owners(enc)
     return and_(
         *(
-            rejoined(enc, sym, a, b, ea, eb)
+            rejoined(enc, sym, a, b, ea, eb, fixed, (owners[i], owners[j]))
             for i, (a, ea) in enumerate(copies)
             for j, (b, eb) in enumerate(copies)
-            if i != j
+            if i != j and representative(fixed, owners[i], owners[j])
         )
     )
 
 
 INVARIANTS: tuple[Invariant, ...] = (
-    Invariant("later_leaders_hold", later_leaders_hold, "later leaders hold what may commit"),
+    Invariant(
+        "later_leaders_hold",
+        later_leaders_hold,
+        "later leaders hold what may commit",
+        orbit=later_leaders_hold,
+    ),
     Invariant("leaderless_fenced", leaderless_fenced, "no leader: the ISR is fenced"),
     Invariant("lacking_leaders_left", lacking_leaders_left, "leaders without it are left"),
     Invariant("stale_leaders_alone", stale_leaders_alone, "stale leaders come back alone"),
@@ -444,6 +462,7 @@ INVARIANTS: tuple[Invariant, ...] = (
         rejoined_caught_up,
         "a replica rejoins the ISR caught up",
         by_part=True,
+        orbit=rejoined_caught_up,
     ),
     Invariant("leaders_hold_commits", leaders_hold_commits, "leaders hold older leaders' commits"),
     Invariant(

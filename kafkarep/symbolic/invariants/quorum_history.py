@@ -18,6 +18,7 @@ from kafkarep.symbolic.invariants.common import (
     views_only_advance,
 )
 from kafkarep.symbolic.invariants.copies import (
+    copy_owners,
     epoch_carriers,
     record_copy,
     registration_copies,
@@ -47,7 +48,7 @@ from kafkarep.symbolic.invariants.quorum import (
     nobody_past,
     refused,
 )
-from kafkarep.symbolic.lemmas import AnyFact, Fact, PairFact
+from kafkarep.symbolic.lemmas import AnyFact, Fact, PairFact, fixing, representative
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import FOLLOWER, LEADER, ClusterState, PartitionRegistration, running
 from kafkarep.symbolic.transition.cluster import with_broker
@@ -72,7 +73,11 @@ def _per_broker_fact(name: str, by: PerBroker, doc: str, shared: bool = True) ->
 
 
 def _applied_as_leader_by(
-    enc: Encoding, record: PartitionRegistration, sym: ClusterState, b: int
+    enc: Encoding,
+    record: PartitionRegistration,
+    sym: ClusterState,
+    b: int,
+    fixed: int | None = None,
 ) -> Term:
     """The record's leader applying it now (it has not yet) keeps `later_leaders_hold`: on
     applying a record the leader takes a new Maximal ISR and may commit what its members hold,
@@ -83,7 +88,21 @@ def _applied_as_leader_by(
     can = and_(eq(record.leader, b), running(k), k.applied_epoch < record.partition_epoch)
     after = with_broker(sym, b, k._replace(applied_epoch=record.partition_epoch, initialised=True))
     after = act_on(enc, after, b, record)
-    return implies(can, later_leaders_hold(enc, after))
+    return implies(can, later_leaders_hold(enc, after, fixed))
+
+
+def _applied_as_leader_orbit(
+    enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int
+) -> Term:
+    """`applied_as_leader` for representative brokers b, each for the pairs of brokers that
+    are representative once b is named too (`Fact.orbit`)."""
+    return and_(
+        *(
+            _applied_as_leader_by(enc, record, sym, b, fixing(fixed, b))
+            for b in brokers(enc)
+            if representative(fixed, b)
+        )
+    )
 
 
 def _lagging_members(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
@@ -155,16 +174,18 @@ def _coming_left(
     c: int,
     lacking: Callable[[int], Term],
     epoch: Callable[[int], Term],
+    fixed: int | None = None,
 ) -> Term:
     """The record's leader c, until it reaches the record's epoch and while a member of the
     controller's ISR or ELR other than c and the lacking broker x may still follow it, has moved
     past `epoch(x)` for every other broker x that is `lacking(x)`. (Followed only by the
-    lacking broker itself, c would lead nobody who holds the committed log.)"""
+    lacking broker itself, c would lead nobody who holds the committed log.) With `fixed`, for
+    the brokers x that make (c, x) representative."""
     cr = replica(sym, c)
     coming = and_(eq(record.leader, c), cr.present, cr.view.leader_epoch < record.leader_epoch)
     parts = []
     for x in brokers(enc):
-        if x != c:
+        if x != c and representative(fixed, c, x):
             followed = _followed(enc, record, sym, c, x)
             parts.append(
                 implies(and_(coming, lacking(x), followed), cr.view.leader_epoch > epoch(x))
@@ -173,7 +194,11 @@ def _coming_left(
 
 
 def _lacking_leaders_left_later(
-    enc: Encoding, record: PartitionRegistration, sym: ClusterState, c: int
+    enc: Encoding,
+    record: PartitionRegistration,
+    sym: ClusterState,
+    c: int,
+    fixed: int | None = None,
 ) -> Term:
     """`lacking_leaders_left` for the leader the record names (it was a member of the ISR or ELR
     when the record was committed), over leaders of an older epoch than the record's."""
@@ -186,11 +211,30 @@ def _lacking_leaders_left_later(
             lacks_committed(enc, sym, x),
         )
 
-    return _coming_left(enc, record, sym, c, lacking, lambda x: replica(sym, x).view.leader_epoch)
+    def epoch(x: int) -> Term:
+        return replica(sym, x).view.leader_epoch
+
+    return _coming_left(enc, record, sym, c, lacking, epoch, fixed)
+
+
+def _lacking_leaders_left_later_orbit(
+    enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int
+) -> Term:
+    return and_(
+        *(
+            _lacking_leaders_left_later(enc, record, sym, c, fixing(fixed, c))
+            for c in brokers(enc)
+            if representative(fixed, c)
+        )
+    )
 
 
 def _lacking_leader_left_by(
-    enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+    enc: Encoding,
+    a: PartitionRegistration,
+    b: PartitionRegistration,
+    sym: ClusterState,
+    fixed: int | None = None,
 ) -> Term:
     """`lacking_leaders_left_later` for record b's leader and the leader record a names, while
     that lacks the committed log (or awaits a diverging response that cuts it) and has not
@@ -207,7 +251,11 @@ def _lacking_leader_left_by(
         return or_(lacks(x), losing)
 
     return and_(
-        *(_coming_left(enc, b, sym, c, lacking, lambda x: a.leader_epoch) for c in brokers(enc))
+        *(
+            _coming_left(enc, b, sym, c, lacking, lambda x: a.leader_epoch, fixed)
+            for c in brokers(enc)
+            if representative(fixed, c)
+        )
     )
 
 
@@ -347,15 +395,20 @@ def _designated_past_commits(
     return implies(coming, held)
 
 
-def _rejoined_record(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
-    """`rejoined_caught_up` between the record and every copy of the metadata in the state."""
+def _rejoined_record(
+    enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int | None = None
+) -> Term:
+    """`rejoined_caught_up` between the record and every copy of the metadata in the state
+    (with `fixed`, the copies and replicas of representative brokers: `Fact.orbit`)."""
     if not views_only_advance(enc):
         return True
     mine = record_copy(record)
+    known = elr_and_last_known(enc, record)
     parts = []
-    for other, elr in with_elr(enc, sym):
-        parts.append(rejoined(enc, sym, mine, other, elr_and_last_known(enc, record), elr))
-        parts.append(rejoined(enc, sym, other, mine, elr, elr_and_last_known(enc, record)))
+    for (other, elr), owner in zip(with_elr(enc, sym), copy_owners(enc), strict=True):
+        if representative(fixed, owner):
+            parts.append(rejoined(enc, sym, mine, other, known, elr, fixed, (owner,)))
+            parts.append(rejoined(enc, sym, other, mine, elr, known, fixed, (owner,)))
     return and_(*parts)
 
 
@@ -389,7 +442,11 @@ def _same_epoch_record(enc: Encoding, record: PartitionRegistration, sym: Cluste
 
 
 def _later_candidates_hold(
-    enc: Encoding, a: PartitionRegistration, b: PartitionRegistration, sym: ClusterState
+    enc: Encoding,
+    a: PartitionRegistration,
+    b: PartitionRegistration,
+    sym: ClusterState,
+    fixed: int | None = None,
 ) -> Term:
     """Of a record a and a later record b of a later leader epoch: while a's leader leads a's
     epoch without having applied a, and a's ISR passes the MinISR gate, every other member of
@@ -399,6 +456,8 @@ def _later_candidates_hold(
     s = enc.sets
     parts = []
     for x in brokers(enc):
+        if not representative(fixed, x):
+            continue
         xr = replica(sym, x)
         premise = and_(
             eq(a.leader, x),
@@ -410,7 +469,7 @@ def _later_candidates_hold(
         )
         bound = commit_bound(enc, sym, x, a.isr)
         for c in brokers(enc):
-            if c == x:
+            if c == x or not representative(fixed, x, c):
                 continue
             cr = replica(sym, c)
             member = and_(premise, s.has(s.union(b.isr, b.elr), c), cr.present)
@@ -561,11 +620,13 @@ def _led_continuously(enc: Encoding, record: PartitionRegistration, sym: Cluster
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[AnyFact, ...] = (
     # what applying the record does is for the apply step (and for pair facts) to know
-    _per_broker_fact(
+    Fact(
         "applied_as_leader",
-        _applied_as_leader_by,
+        _every_broker(_applied_as_leader_by),
         "its leader may apply it safely",
+        _applied_as_leader_by,
         shared=False,
+        orbit=_applied_as_leader_orbit,
     ),
     Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
     _per_broker_fact(
@@ -586,16 +647,25 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
     Fact("same_epoch_record", _same_epoch_record, "a leader's epoch grows by its proposals"),
     Fact("led_continuously", _led_continuously, "its leader, kept, led every epoch before it"),
     # asked by part, as `rejoined_caught_up` (under `apply_metadata`: 60 s whole, 8 s so)
-    Fact("rejoined", _rejoined_record, "a replica rejoins its ISR caught up", by_part=True),
+    Fact(
+        "rejoined",
+        _rejoined_record,
+        "a replica rejoins its ISR caught up",
+        by_part=True,
+        orbit=_rejoined_record,
+    ),
     PairFact(
         "later_candidates_hold",
         _later_candidates_hold,
         "later candidates hold what its leader may commit",
+        orbit=_later_candidates_hold,
     ),
-    _per_broker_fact(
+    Fact(
         "lacking_leaders_left_later",
-        _lacking_leaders_left_later,
+        _every_broker(_lacking_leaders_left_later),
         "its leader has left older leaders lacking the committed log",
+        _lacking_leaders_left_later,
+        orbit=_lacking_leaders_left_later_orbit,
     ),
     PairFact(
         "later_within_candidates",
@@ -611,5 +681,6 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         "lacking_leader_left_by",
         _lacking_leader_left_by,
         "later leaders have left its leader if it lacks the committed log",
+        orbit=_lacking_leader_left_by,
     ),
 )

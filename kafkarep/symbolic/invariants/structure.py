@@ -21,11 +21,12 @@ from kafkarep.symbolic.invariants.copies import (
     assignment_copies,
     assignments_agree,
     consistent,
+    copy_owners,
     epoch_carriers,
     registration_copies,
     still_awaited,
 )
-from kafkarep.symbolic.lemmas import Invariant
+from kafkarep.symbolic.lemmas import Invariant, representative
 from kafkarep.symbolic.ops import Term, and_, epochs_within, eq, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import (
     FOLLOWER,
@@ -458,9 +459,20 @@ def holders_received(enc: Encoding, sym: ClusterState) -> Term:
     return and_(*parts)
 
 
-def registrations_consistent(enc: Encoding, sym: ClusterState) -> Term:
+def registrations_consistent(enc: Encoding, sym: ClusterState, fixed: int | None = None) -> Term:
+    """Every two copies of the registration agree (with `fixed`, those of representative
+    brokers, in either order, as `consistent` is symmetric: `Invariant.orbit`)."""
     copies = registration_copies(enc, sym)
-    agree = and_(*(consistent(enc, a, b) for i, a in enumerate(copies) for b in copies[i + 1 :]))
+    owners = copy_owners(enc)
+    agree = and_(
+        *(
+            consistent(enc, a, copies[j])
+            for i, a in enumerate(copies)
+            for j in range(i + 1, len(copies))
+            if representative(fixed, owners[i], owners[j])
+            or representative(fixed, owners[j], owners[i])
+        )
+    )
     if not enc.reassigning:
         return agree
     held = assignment_copies(enc, sym)
@@ -740,7 +752,12 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("one_leader_per_epoch", one_leader_per_epoch, "an epoch has one leader"),
     Invariant("fetch_responses", fetch_responses, "responses in flight answer from the leader"),
     Invariant("records_bound", records_bound, "no log is longer than the records written"),
-    Invariant("registrations_consistent", registrations_consistent, "copies of the metadata agree"),
+    Invariant(
+        "registrations_consistent",
+        registrations_consistent,
+        "copies of the metadata agree",
+        orbit=registrations_consistent,
+    ),
     Invariant(
         "alter_partition_messages", alter_partition_messages, "AlterPartition requests, answers"
     ),
