@@ -13,13 +13,14 @@ from kafkarep.symbolic.invariants.copies import (
     assignment_copies,
     assignments_agree,
     consistent,
+    copy_owners,
     epoch_carriers,
     record_copy,
     registration_copies,
 )
 from kafkarep.symbolic.invariants.later_epochs import elr_and_last_known, rejoined
 from kafkarep.symbolic.invariants.structure import registration_shape
-from kafkarep.symbolic.lemmas import AnyFact, Fact
+from kafkarep.symbolic.lemmas import AnyFact, Fact, representative
 from kafkarep.symbolic.ops import Term, and_, eq, implies, not_, or_
 from kafkarep.symbolic.state import LEADER, ClusterState, PartitionRegistration
 
@@ -36,9 +37,14 @@ def _history_shape(enc: Encoding, record: PartitionRegistration, sym: ClusterSta
     )
 
 
-def _history_consistent(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+def _history_consistent(
+    enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int | None = None
+) -> Term:
+    """The record agrees with every copy of the registration (with `fixed`, those of
+    representative brokers: `Fact.orbit`)."""
     mine = record_copy(record)
-    agree = and_(*(consistent(enc, mine, other) for other in registration_copies(enc, sym)))
+    copies = zip(registration_copies(enc, sym), copy_owners(enc), strict=True)
+    agree = and_(*(consistent(enc, mine, c) for c, owner in copies if representative(fixed, owner)))
     if not enc.reassigning:
         return agree
     members = Terms(enc).members(record.replicas)
@@ -194,7 +200,12 @@ def reached(enc: Encoding, sym: ClusterState, m: int, record: PartitionRegistrat
 
 FACTS: tuple[Fact, ...] = (
     Fact("shape", _history_shape, "every record is well formed"),
-    Fact("consistent", _history_consistent, "records agree with the copies of the metadata"),
+    Fact(
+        "consistent",
+        _history_consistent,
+        "records agree with the copies of the metadata",
+        orbit=_history_consistent,
+    ),
     Fact("epoch_leader", _history_epoch_leader, "a record names its epoch's one leader"),
     Fact("written", _history_written, "records of an epoch follow its leader"),
 )

@@ -72,6 +72,31 @@ def _per_broker_fact(name: str, by: PerBroker, doc: str, shared: bool = True) ->
     return Fact(name, _every_broker(by), doc, by, shared)
 
 
+Nested = Callable[[Encoding, PartitionRegistration, ClusterState, int, int | None], Term]
+
+
+def _nested_fact(name: str, by: Nested, doc: str, shared: bool = True) -> Fact:
+    """A per-broker fact whose conjunct about broker b is made of conjuncts about b and other
+    brokers: `by(..., b, fixed)` gives those about representative tuples when `fixed` is not
+    None, and under a symmetric family it is shown for representative brokers b, each with
+    the tuples representative once b is fixed too (`Fact.orbit`)."""
+
+    def orbit(enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int) -> Term:
+        return and_(
+            *(
+                by(enc, record, sym, b, fixing(fixed, b))
+                for b in brokers(enc)
+                if representative(fixed, b)
+            )
+        )
+
+    def whole(enc: Encoding, record: PartitionRegistration, sym: ClusterState, b: int) -> Term:
+        return by(enc, record, sym, b, None)
+
+    whole.__doc__ = by.__doc__
+    return Fact(name, _every_broker(whole), doc, whole, shared, orbit=orbit)
+
+
 def _applied_as_leader_by(
     enc: Encoding,
     record: PartitionRegistration,
@@ -89,20 +114,6 @@ def _applied_as_leader_by(
     after = with_broker(sym, b, k._replace(applied_epoch=record.partition_epoch, initialised=True))
     after = act_on(enc, after, b, record)
     return implies(can, later_leaders_hold(enc, after, fixed))
-
-
-def _applied_as_leader_orbit(
-    enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int
-) -> Term:
-    """`applied_as_leader` for representative brokers b, each for the pairs of brokers that
-    are representative once b is named too (`Fact.orbit`)."""
-    return and_(
-        *(
-            _applied_as_leader_by(enc, record, sym, b, fixing(fixed, b))
-            for b in brokers(enc)
-            if representative(fixed, b)
-        )
-    )
 
 
 def _lagging_members(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
@@ -136,7 +147,13 @@ def _coming(
     )
 
 
-def _leader_holds(enc: Encoding, record: PartitionRegistration, sym: ClusterState, x: int) -> Term:
+def _leader_holds(
+    enc: Encoding,
+    record: PartitionRegistration,
+    sym: ClusterState,
+    x: int,
+    fixed: int | None = None,
+) -> Term:
     """The record's leader, until it reaches the record's epoch, is a Maximal ISR member still
     able to fetch from any leader of an older epoch, or holds what that leader may commit
     (`later_leaders_hold` for the leader it will be)."""
@@ -145,7 +162,7 @@ def _leader_holds(enc: Encoding, record: PartitionRegistration, sym: ClusterStat
     xr = replica(sym, x)
     coming = and_(*_coming(enc, record, sym, x))
     for b in brokers(enc):
-        if b == x:
+        if b == x or not representative(fixed, b):
             continue
         lr = replica(sym, b)
         for premise, members, bound in stale_bounds(enc, sym, b):
@@ -217,18 +234,6 @@ def _lacking_leaders_left_later(
     return _coming_left(enc, record, sym, c, lacking, epoch, fixed)
 
 
-def _lacking_leaders_left_later_orbit(
-    enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int
-) -> Term:
-    return and_(
-        *(
-            _lacking_leaders_left_later(enc, record, sym, c, fixing(fixed, c))
-            for c in brokers(enc)
-            if representative(fixed, c)
-        )
-    )
-
-
 def _lacking_leader_left_by(
     enc: Encoding,
     a: PartitionRegistration,
@@ -259,14 +264,22 @@ def _lacking_leader_left_by(
     )
 
 
-def _stale_leader_alone(enc: Encoding, record: PartitionRegistration, sym: ClusterState) -> Term:
+def _stale_leader_alone(
+    enc: Encoding, record: PartitionRegistration, sym: ClusterState, fixed: int | None = None
+) -> Term:
     """`stale_leaders_alone` for the record; and the leader it names, until it reaches its
-    epoch, is in the ISR of a registration of a later epoch only alone."""
+    epoch, is in the ISR of a registration of a later epoch only alone. (With `fixed`, the
+    second for representative brokers and copies: `Fact.orbit`.)"""
     s = enc.sets
     parts = [back_alone(enc, sym, record.leader_epoch, record.leader, record.isr)]
+    copies = list(zip(registration_copies(enc, sym), copy_owners(enc), strict=True))
     for x in brokers(enc):
+        if not representative(fixed, x):
+            continue
         coming = and_(*_coming(enc, record, sym, x))
-        for present, _, leader_epoch, leader, isr in registration_copies(enc, sym):
+        for (present, _, leader_epoch, leader, isr), owner in copies:
+            if not representative(fixed, x, owner):
+                continue
             later = and_(coming, present, leader_epoch > record.leader_epoch, s.has(isr, x))
             if enc.reassigning:  # as `back_alone`: a completion may keep x leader
                 later = and_(later, ne(leader, x))
@@ -620,20 +633,21 @@ def _led_continuously(enc: Encoding, record: PartitionRegistration, sym: Cluster
 # History facts only the completeness proofs use (they are heavier than the others).
 QUORUM_FACTS: tuple[AnyFact, ...] = (
     # what applying the record does is for the apply step (and for pair facts) to know
-    Fact(
+    _nested_fact(
         "applied_as_leader",
-        _every_broker(_applied_as_leader_by),
-        "its leader may apply it safely",
         _applied_as_leader_by,
+        "its leader may apply it safely",
         shared=False,
-        orbit=_applied_as_leader_orbit,
     ),
     Fact("lagging_members", _lagging_members, "ISR, ELR members behind were in its ISR"),
-    _per_broker_fact(
-        "leader_holds", _leader_holds, "its leader holds what older leaders may commit"
-    ),
+    _nested_fact("leader_holds", _leader_holds, "its leader holds what older leaders may commit"),
     Fact("lacking_leader_left", _lacking_leader_left, "its leader, without it, is left"),
-    Fact("stale_leader_alone", _stale_leader_alone, "stale leaders are in its ISR alone"),
+    Fact(
+        "stale_leader_alone",
+        _stale_leader_alone,
+        "stale leaders are in its ISR alone",
+        orbit=_stale_leader_alone,
+    ),
     _per_broker_fact(
         "no_growth_before_leader", _no_growth_before_leader, "its ISR grows with its leader"
     ),
@@ -660,12 +674,10 @@ QUORUM_FACTS: tuple[AnyFact, ...] = (
         "later candidates hold what its leader may commit",
         orbit=_later_candidates_hold,
     ),
-    Fact(
+    _nested_fact(
         "lacking_leaders_left_later",
-        _every_broker(_lacking_leaders_left_later),
-        "its leader has left older leaders lacking the committed log",
         _lacking_leaders_left_later,
-        orbit=_lacking_leaders_left_later_orbit,
+        "its leader has left older leaders lacking the committed log",
     ),
     PairFact(
         "later_within_candidates",
