@@ -428,11 +428,12 @@ class Prover:
         or fact's obligations, initial and under every family, so that its goal terms are built
         in one worker only (at N = 5, 7.5 CPU seconds in all, a tenth of a worker's). The
         heaviest go first, so that no long one is left to run while the other workers idle: the
-        per-broker history facts (each states something of every broker), then the invariants
-        asked by part. Stopping at the first failure, the workers stop at the first one they
-        find: `prove` then discharges in this process whatever precedes it in its own order
-        and is not done yet."""
+        per-broker history facts (each states something of every broker) and the pair facts
+        (each assumes every fact of two records), then the invariants asked by part. Stopping
+        at the first failure, the workers stop at the first one they find: `prove` then
+        discharges in this process whatever precedes it in its own order and is not done yet."""
         heavy = {f"history.{f.name}" for f in self.goals.facts if f.by is not None}
+        heavy |= {f"history.{f.name}" for f in self.goals.pair_facts}
         order = sorted(names, key=lambda n: (n not in heavy, n not in self.by_part))
         jobs: list[list[tuple[str, str]]] = []
         for name in order:
