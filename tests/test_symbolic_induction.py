@@ -415,6 +415,7 @@ def test_a_pairwise_invariant_is_checked_for_two_bystanders(
     def among(fixed: int | None, *named: int) -> bool:
         return fixed is None or all(b <= fixed + 1 for b in named)
 
+    # (only this invariant reads it through the module: the real ones import the name)
     monkeypatch.setattr(lemmas, "representative", among)
     assert asked().status == "proved"
 

@@ -204,7 +204,7 @@ class Goals:
         brokers: an invariant or fact that says which (`orbit`) is shown for the tuples of
         brokers that are `representative` under the renamings left, one of each orbit (of a
         pair of leaders, (1, 2), (2, 1) and (2, 3) for broker 1's produce, not all twenty at
-        N = 5); what the step assumes stays whole.
+        N = 5); the pre-state's invariants and the step's guard stay whole.
 
         Without `current` (the step keeps the controller's registration) a history fact is
         shown of the arbitrary record only: the current registration is one of the records that

@@ -461,7 +461,8 @@ def holders_received(enc: Encoding, sym: ClusterState) -> Term:
 
 def registrations_consistent(enc: Encoding, sym: ClusterState, fixed: int | None = None) -> Term:
     """Every two copies of the registration agree (with `fixed`, those of representative
-    brokers, in either order, as `consistent` is symmetric: `Invariant.orbit`)."""
+    brokers: `Invariant.orbit`; `consistent` is symmetric and the copies are in the order of
+    their brokers, so each unordered pair's orbit has a representative in that order)."""
     copies = registration_copies(enc, sym)
     owners = copy_owners(enc)
     agree = and_(
@@ -470,7 +471,6 @@ def registrations_consistent(enc: Encoding, sym: ClusterState, fixed: int | None
             for i, a in enumerate(copies)
             for j in range(i + 1, len(copies))
             if representative(fixed, owners[i], owners[j])
-            or representative(fixed, owners[j], owners[i])
         )
     )
     if not enc.reassigning:
