@@ -371,6 +371,24 @@ def test_one_representative_stands_for_each_orbit_of_the_renamings_left() -> Non
     assert fixing(1, 2) == 2 and fixing(2, 1) == 2 and fixing(None, 3) is None
 
 
+def test_each_copy_of_the_registration_is_owned_by_the_broker_that_holds_it() -> None:
+    """`copy_owners` names, for each of `registration_copies`, the broker whose state holds it
+    (0 for the controller's): the tuple a conjunct about a copy is indexed by."""
+    from kafkarep.symbolic.invariants.copies import copy_owners, registration_copies
+
+    enc = Encoding(with_brokers(load_model(MODELS / "kip966_small.toml"), 4))
+    sym = enc.fresh("x")
+    copies, owners = registration_copies(enc, sym), copy_owners(enc)
+    assert len(copies) == len(owners) and owners[0] == 0
+    assert copies[0][1].eq(sym.partition.partition_epoch)
+    for (_, partition_epoch, *_), owner in zip(copies[1:], owners[1:], strict=True):
+        held = sym.brokers[owner - 1]
+        assert any(
+            partition_epoch.eq(own)
+            for own in (held.replica.view.partition_epoch, held.ap_response.partition_epoch)
+        )
+
+
 def test_a_pairwise_invariant_is_checked_for_two_bystanders(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
