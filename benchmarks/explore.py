@@ -1,6 +1,7 @@
 """Explorer benchmark: per model, distinct and generated states, states/s, memory per state.
 
-    python benchmarks/explore.py [--workers N] [--symmetry] [--no-factor] [MODEL ...]
+    python benchmarks/explore.py [--workers N] [--symmetry] [--no-factor] [--por-rounds R]
+                                 [MODEL ...]
     (default: the standard models)
 
 Each model runs in its own process so peak memory (max RSS) is its own. Two memory figures:
@@ -13,6 +14,11 @@ process's), the figure that does not depend on what else the machine is doing.
 Each model runs with the sound reductions of kafkarep/model/reduction.py (the default) and again
 without them (the plain rules), and `reduction` is the factor plain/reduced distinct states;
 `--no-factor` skips the plain run. With `--symmetry` the first run also uses broker-id symmetry.
+
+Every run uses the partial-order reduction (sleep sets) as `kafkarep check` does, on the model's
+safety properties. `--por-rounds R` runs each model R times without it and R times with it,
+alternating, and prints the ratio of the median CPU seconds (the steps it skips are the
+`generated` difference; the states and depth must be the same).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ cpu0 = cpu()
 explorer = Explorer(cfg, properties.select(cfg.check.properties),
                     Limits(max_seconds=float(sys.argv[2])),
                     stop_when_found=[n for n, _ in cfg.expect.violates],
-                    workers=int(sys.argv[3]), symmetry=sys.argv[4] == "1")
+                    workers=int(sys.argv[3]), symmetry=sys.argv[4] == "1", por=sys.argv[6] == "1")
 r = explorer.run()
 cpu_seconds = cpu() - cpu0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -60,9 +66,14 @@ print(json.dumps({"distinct": r.distinct_states, "generated": r.generated_states
 
 
 def run(
-    model: str, seconds: float, workers: int, symmetry: bool, reduction: bool = True
+    model: str,
+    seconds: float,
+    workers: int,
+    symmetry: bool,
+    reduction: bool = True,
+    por: bool = True,
 ) -> dict[str, object]:
-    flags = ["1" if symmetry else "0", "1" if reduction else "0"]
+    flags = ["1" if symmetry else "0", "1" if reduction else "0", "1" if por else "0"]
     out = subprocess.run(
         [sys.executable, "-c", CHILD, model, str(seconds), str(workers), *flags],
         capture_output=True,
@@ -82,7 +93,13 @@ def main(argv: list[str]) -> None:
         "--no-factor", action="store_true", help="skip the run without reductions (no factor)"
     )
     parser.add_argument("--seconds", type=float, default=1800.0, help="time limit per model")
+    parser.add_argument(
+        "--por-rounds", type=int, default=0, metavar="R", help="R runs without and with POR"
+    )
     args = parser.parse_args(argv)
+    if args.por_rounds:
+        compare_por(args)
+        return
     print(
         f"{'model':40} {'distinct':>11} {'generated':>12} {'depth':>5} {'secs':>8} "
         f"{'states/s':>9} {'/CPU-s':>8} {'B/state':>8} {'RSS/state':>9} {'cores':>5} "
@@ -96,6 +113,24 @@ def main(argv: list[str]) -> None:
             factor = f"{plain['distinct'] / r['distinct']:.2f}x"
             line(f"{Path(model).stem} (plain rules)", plain, "-")
         line(Path(model).stem, r, factor)
+
+
+def compare_por(args: argparse.Namespace) -> None:
+    print(f"{'model':40} {'POR':>4} {'distinct':>11} {'generated':>12} {'depth':>5} {'CPU s':>8}")
+    for model in args.models:
+        cpu: dict[bool, list[float]] = {False: [], True: []}
+        for _ in range(args.por_rounds):
+            for por in (False, True):
+                r: dict[str, Any] = run(model, args.seconds, args.workers, args.symmetry, por=por)
+                cpu[por].append(r["cpu_seconds"])
+                print(
+                    f"{Path(model).stem:40} {'on' if por else 'off':>4} {r['distinct']:>11,} "
+                    f"{r['generated']:>12,} {r['depth']:>5} {r['cpu_seconds']:>8.1f}",
+                    flush=True,
+                )
+        off, on = sorted(cpu[False]), sorted(cpu[True])
+        ratio = off[len(off) // 2] / on[len(on) // 2]
+        print(f"{Path(model).stem}: POR x{ratio:.2f} (median CPU seconds {off} against {on})")
 
 
 def line(name: str, r: dict[str, Any], factor: str) -> None:

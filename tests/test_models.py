@@ -18,7 +18,7 @@ from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
 FAST_LIMIT = 120_000  # pinned distinct states up to which a model runs in the default suite
-SLOW_LIMIT = 2_000_000
+SLOW_LIMIT = 2_200_000
 
 
 def _explorer_models() -> list[tuple[Path, ModelConfig]]:

@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
             limits=limits,
             symmetry=args.symmetry,
             reduction=args.reduction,
+            por=args.por,
             liveness=args.liveness,
             reports=args.reports,
             quiet=args.quiet,

@@ -6,7 +6,7 @@ import argparse
 
 
 def add_search_options(parser: argparse.ArgumentParser, whose: str) -> None:
-    """--symmetry, --reduction, --liveness and --workers; `whose` says whose setting is the
+    """--symmetry, --reduction, --por, --liveness and --workers; `whose` says whose setting is the
     default ("the model's", "each model's")."""
     parser.add_argument(
         "--symmetry",
@@ -20,6 +20,14 @@ def add_search_options(parser: argparse.ArgumentParser, whose: str) -> None:
         default=None,
         help="the sound state reductions of kafkarep/model/reduction.py (default: on, unless "
         "[check] reduction = false)",
+    )
+    parser.add_argument(
+        "--por",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="partial-order reduction by sleep sets: the explorer skips steps another path "
+        "reaches the same state by, never a state (default: on, unless [check] por = false; "
+        "off while liveness is checked)",
     )
     parser.add_argument(
         "--liveness",

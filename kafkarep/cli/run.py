@@ -29,6 +29,8 @@ def run_model(
     engine = ENGINES[options.engine]
     if options.reduction is not None:
         cfg = cfg._replace(check=cfg.check._replace(reduction=options.reduction))
+    if options.por is not None:
+        cfg = cfg._replace(check=cfg.check._replace(por=options.por))
     if options.liveness:
         cfg = cfg._replace(check=cfg.check._replace(liveness=True))
     left_out = options.engine != "explorer" and _without_liveness(cfg, options)

@@ -317,6 +317,7 @@ def _run_one(
         limits=_limits(args, cfg),
         symmetry=args.symmetry,
         reduction=args.reduction,
+        por=args.por,
         liveness=args.liveness,
         reports=args.reports,
         quiet=True,  # the suite prints the tables of unexpected violations only

@@ -36,7 +36,7 @@ from kafkarep.common.exit_codes import UsageError
 from kafkarep.common.failpoints import reach
 from kafkarep.engines import checkpoint, liveness
 from kafkarep.engines.graph import GraphFiles
-from kafkarep.engines.kernel import ACTION_BITS, Totals, clauses, finish, stop_reason
+from kafkarep.engines.kernel import ACTION_BITS, Sleep, Totals, clauses, finish, stop_reason
 from kafkarep.engines.links import ParentLinks
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress, RunOptions
 from kafkarep.engines.seen import SeenSet
@@ -80,12 +80,15 @@ class Explorer:
         spill_after: int | None = None,
         workdir: Path | None = None,
         resume: bool = False,
+        por: bool = False,
     ) -> None:
         self.cfg = cfg
         chosen = tuple(properties)
         self.property_names = tuple(p.name for p in chosen)
         self.always, self.sometimes = clauses(chosen)
         self.liveness = tuple(p for p in chosen if p.liveness)
+        # Sleep sets skip steps, and liveness reads every step: never both.
+        self.por = por and not self.liveness
         self.limits = limits
         self.stop_when_found = set(stop_when_found)
         self.progress = progress
@@ -165,7 +168,8 @@ class Explorer:
             if any(p.timed_out for p in parts):
                 reason = f"time limit {limits.max_seconds:g}s"
                 break
-            chosen, keys, fps = _choose(parts)
+            choice = _choose(parts)
+            keys, fps = choice.keys, choice.fps
             if not fps.size:
                 break
             depth += 1
@@ -173,7 +177,8 @@ class Explorer:
             seen.add(fps)
             links.add_level(keys >> ACTION_BITS, keys & ACTION_MASK)
             reach("linked", depth)
-            sizes = pool.keep(chosen)
+            met = _met(choice, pool.sleeps(choice.shared)) if self.por else None
+            sizes = pool.keep(choice.chosen, met)
             self._record(violations, pool.check(set(violations)), depth, links)
             if graph is not None:
                 graph.add_level(depth, fps, pool.masks())
@@ -320,16 +325,27 @@ class Explorer:
         return saved
 
 
-def _choose(parts: list[Candidates]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+class Choice(NamedTuple):
+    """A level's new states: per worker, the indices of its kept candidates in level order, and
+    the candidates that more than one worker made (their sleep sets are met across workers)."""
+
+    chosen: list[np.ndarray]
+    keys: np.ndarray
+    fps: np.ndarray
+    shared: list[np.ndarray]  # per worker: indices of its candidates another worker made too
+    groups: list[np.ndarray]  # per worker: the fingerprint group of each of those
+
+
+def _choose(parts: list[Candidates]) -> Choice:
     """For each new fingerprint keep the occurrence with the smallest key (parent position,
-    action index); order the next level by key. Returns, per worker, the indices of its kept
-    candidates in that order, and the level's keys and fingerprints."""
+    action index); order the next level by key."""
     fps = np.concatenate([p.fps for p in parts]) if parts else np.empty(0, np.uint64)
     keys = np.concatenate([p.keys for p in parts]) if parts else np.empty(0, np.int64)
     owner = np.concatenate([np.full(p.fps.size, w, dtype=np.int64) for w, p in enumerate(parts)])
     local = np.concatenate([np.arange(p.fps.size, dtype=np.int64) for p in parts])
+    nothing = [np.empty(0, np.int64) for _ in parts]
     if fps.size == 0:
-        return [np.empty(0, np.int64) for _ in parts], keys, fps
+        return Choice(nothing, keys, fps, nothing, nothing)
     order = np.lexsort((keys, fps))
     sorted_fps = fps[order]
     first = np.ones(order.size, dtype=bool)
@@ -337,7 +353,30 @@ def _choose(parts: list[Candidates]) -> tuple[list[np.ndarray], np.ndarray, np.n
     winners = order[first]
     winners = winners[np.argsort(keys[winners], kind="stable")]
     chosen = [local[winners[owner[winners] == w]] for w in range(len(parts))]
-    return chosen, keys[winners], fps[winners]
+    # A worker reports each fingerprint once, so a group of several is several workers'.
+    group = np.cumsum(first) - 1
+    sizes = np.bincount(group)
+    several = sizes[group] > 1
+    shared = [local[order[several & (owner[order] == w)]] for w in range(len(parts))]
+    groups = [group[several & (owner[order] == w)] for w in range(len(parts))]
+    return Choice(chosen, keys[winners], fps[winners], shared, groups)
+
+
+def _met(choice: Choice, sleeps: list[list[Sleep]]) -> list[dict[int, Sleep]]:
+    """The sleep set of each kept candidate that several workers made: what is asleep after
+    every one of its parents' steps (a step awake after any parent stays awake)."""
+    met: dict[int, Sleep] = {}
+    for groups, found in zip(choice.groups, sleeps, strict=True):
+        for group, sleep in zip(groups.tolist(), found, strict=True):
+            if group not in met:
+                met[group] = sleep
+            else:
+                had = met[group]
+                met[group] = None if had is None or sleep is None else (had & sleep or None)
+    out: list[dict[int, Sleep]] = []
+    for shared, groups in zip(choice.shared, choice.groups, strict=True):
+        out.append({i: met[g] for i, g in zip(shared.tolist(), groups.tolist(), strict=True)})
+    return out
 
 
 def _merge_sometimes(parts: list[Candidates]) -> dict[str, int]:
@@ -458,9 +497,16 @@ class _Pool:
         path.unlink(missing_ok=True)
         return parts
 
-    def keep(self, chosen: list[np.ndarray]) -> list[int]:
+    def sleeps(self, indices: list[np.ndarray]) -> list[list[Sleep]]:
+        """Each worker's sleep sets of these candidates."""
+        if not any(i.size for i in indices):
+            return [[] for _ in indices]
+        found: list[list[Sleep]] = self._call_all("sleeps", [(i,) for i in indices])
+        return found
+
+    def keep(self, chosen: list[np.ndarray], met: list[dict[int, Sleep]] | None) -> list[int]:
         """Adopt the chosen candidates, even out the shares, place them; returns the sizes."""
-        self._call_all("keep", [(c,) for c in chosen])
+        self._call_all("keep", [(c, met[w] if met else None) for w, c in enumerate(chosen)])
         return self._arrange([int(c.size) for c in chosen])
 
     def save(self, folder: Path, depth: int) -> list[tuple[str, int, int]]:
@@ -566,6 +612,7 @@ def _worker(explorer: Explorer, workdir: Path, tick: Callable[[int, int], None])
         workdir,
         explorer.spill_after,
         explorer.liveness,
+        explorer.por,
     )
 
 
@@ -619,5 +666,6 @@ def explore(
         spill_after=args.get("spill_after"),
         workdir=args.get("workdir"),
         resume=bool(args.get("resume")),
+        por=cfg.check.por if options.por is None else options.por,
     )
     return explorer.run()

@@ -22,7 +22,8 @@ from kafkarep.model.encoding import Digests
 
 CHUNK = 1 << 15
 
-Entry = tuple[Any, Digests]  # a state and its component digests
+# a state, its component digests, and the sleep keys of the steps it need not take (or None)
+Entry = tuple[Any, Digests, Any]
 
 
 class Spilled:

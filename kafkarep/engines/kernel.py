@@ -11,7 +11,8 @@ engine's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import os
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -21,16 +22,27 @@ from kafkarep.engines.seen import collision_probability
 from kafkarep.model.actions import Action, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, combine, digests, fingerprint
+from kafkarep.model.independence import (
+    FOOTPRINTED,
+    NotIndependent,
+    footprint,
+    independent,
+    sleep_key,
+)
 from kafkarep.model.reduction import reducer
 from kafkarep.model.state import ClusterState
 from kafkarep.model.symmetry import canonical
 from kafkarep.properties import Property
-from kafkarep.properties.base import needs_partition_change, reads
+from kafkarep.properties.base import fires_on, needs_partition_change, reads, reads_after
 
 ACTION_BITS = 16  # a step's key is its parent's position << 16 | the action's index
 StateCheck = Callable[[ModelConfig, ClusterState], Any]
 StepCheck = Callable[..., bool]
 Found = dict[str, tuple[int, str]]  # clause -> (position of the first state violating it, witness)
+Sleep = frozenset[Hashable] | None  # the sleep keys of the steps a state need not take (None: none)
+# One independence claim in this many is re-checked by applying both orders
+# (KAFKAREP_POR_AUDIT=1 checks every one).
+AUDIT_EVERY = 4096
 
 
 class Clauses(NamedTuple):
@@ -150,6 +162,10 @@ class Expander:
         # (name, check, whether only a step that changes the partition can reach it)
         self.pending = [(n, c, needs_partition_change(c)) for n, c in sometimes if n not in done]
         self.hits: dict[str, int] = {}
+        self._awake_for: object = None  # the pending list `_awake` was computed for
+        self._awake: frozenset[str] = frozenset()
+        self.claims = 0  # independence claims since the last audit
+        self.audit_every = int(os.environ.get("KAFKAREP_POR_AUDIT") or AUDIT_EVERY)
 
     def key(self, state: ClusterState, parts: Digests) -> int:
         """The fingerprint a search knows the state by."""
@@ -175,6 +191,72 @@ class Expander:
                 fp = fingerprint(canonical(cfg, after)) if symmetry else combine(after_parts)
                 yield base | index, action, after, after_parts, fp
 
+    def asleep_successors(
+        self, state: ClusterState, parts: Digests, base: int, sleep: Sleep
+    ) -> Iterator[tuple[int, Action, ClusterState, Digests, int, Sleep]]:
+        """`successors` less the steps asleep in the state, each successor with its own sleep
+        set (partial-order reduction by sleep sets, docs/explorer.md#partial-order-reduction).
+        A step is skipped when it is asleep here; a successor by step `a` inherits the steps
+        asleep here and those taken here before `a` that are independent of `a`. Action indices
+        are those of `successors`, so keys, parent links and traces are unchanged."""
+        cfg, reduce_one, symmetry = self.cfg, self.reduce_one, self.symmetry
+        if self.pending is not self._awake_for:
+            self._awake_for, self._awake = self.pending, self.kept_awake()
+        awake = self._awake
+        steps = [
+            (action, apply, sleep_key(state, action), footprint(state, action))
+            for actions, apply in self.families
+            for action in actions(cfg, state)
+        ]
+        # Steps asleep here, then those taken so far: (sleep key, footprint)
+        behind: list[tuple[Hashable, int]] = []
+        if sleep:
+            behind = [(k, f) for a, _, k, f in steps if k in sleep and a.name not in awake]
+        for index, (action, apply, key, mine) in enumerate(steps):
+            if sleep and key in sleep and action.name not in awake:
+                continue
+            after = reduce_one(apply(cfg, state, action), state)
+            if self.pending:
+                self._watch(state, action, after, base | index)
+            after_parts = digests(after, state, parts)
+            fp = fingerprint(canonical(cfg, after)) if symmetry else combine(after_parts)
+            child: Sleep = None
+            if mine >= 0 and behind:
+                asleep = [k for k, f in behind if independent(f, mine)]
+                if asleep:
+                    child = frozenset(asleep)
+                    self._audit(state, action, after, child)
+            yield base | index, action, after, after_parts, fp, child
+            if mine >= 0:
+                behind.append((key, mine))
+
+    def kept_awake(self) -> frozenset[str]:
+        """The families whose steps are never skipped while these `sometimes` properties are
+        pending. None for a property that reads only the state after the step (every step into
+        the same state reaches it), nor for one that reads only the partition before and after
+        and the step (`on_partition_change`): a step asleep in a state was taken, or asleep, in
+        an earlier state of the path, and the steps between are independent of it, so none
+        touched the controller, and the property answers there as here, a level earlier. Else
+        the families that may reach the property (`only_on`), or every family."""
+        awake: set[str] = set()
+        for _, check, _ in self.pending:
+            if reads_after(check) or needs_partition_change(check):
+                continue
+            awake |= fires_on(check) or FOOTPRINTED
+        return frozenset(awake)
+
+    def _audit(
+        self, state: ClusterState, action: Action, after: ClusterState, asleep: frozenset[Hashable]
+    ) -> None:
+        """Every `AUDIT_EVERY`th claim, apply both orders: a rule changed so that two steps
+        declared independent no longer commute stops the run rather than lose states."""
+        self.claims += len(asleep)
+        if self.claims < self.audit_every:
+            return
+        self.claims = 0
+        for key in asleep if self.audit_every == 1 else list(asleep)[:1]:
+            check_commutes(self.cfg, state, action, after, key, self.reduce_one)
+
     def _watch(self, state: ClusterState, action: Action, after: ClusterState, step: int) -> None:
         cfg = self.cfg
         for name, check, on_change in self.pending:
@@ -199,6 +281,47 @@ class Expander:
                 if index == last:
                     return
                 index += 1
+
+
+def check_commutes(
+    cfg: ModelConfig,
+    state: ClusterState,
+    action: Action,
+    after: ClusterState,
+    key: Hashable,
+    reduce_one: Callable[[ClusterState, ClusterState | None], ClusterState],
+) -> None:
+    """Raise `NotIndependent` unless the step named `key`, enabled in `state`, commutes with
+    `action` (whose successor is `after`): each stays enabled after the other, and both orders
+    reach one state."""
+    theirs = _named(cfg, state, key)
+    assert theirs is not None, f"{key} is asleep where it is not enabled"
+    other_first = reduce_one(theirs[1](cfg, state, theirs[0]), state)
+    mine_then = _named(cfg, other_first, sleep_key(state, action))
+    theirs_then = _named(cfg, after, key)
+    if (
+        mine_then is None
+        or theirs_then is None
+        or fingerprint(reduce_one(theirs_then[1](cfg, after, theirs_then[0]), after))
+        != fingerprint(reduce_one(mine_then[1](cfg, other_first, mine_then[0]), other_first))
+    ):
+        raise NotIndependent(
+            f"{theirs[0].describe()} by {theirs[0].actor_name()} and {action.describe()} by "
+            f"{action.actor_name()} are declared independent (kafkarep/model/independence.py) "
+            "but do not commute in a reachable state: a rule now touches more than its "
+            "footprint says. Run with --no-por, and widen the footprint"
+        )
+
+
+def _named(
+    cfg: ModelConfig, state: ClusterState, key: Hashable
+) -> tuple[Action, Callable[[ModelConfig, ClusterState, Action], ClusterState]] | None:
+    """The enabled step of `state` with this sleep key, and its family's apply."""
+    for family in active(cfg):
+        for action in family.actions(cfg, state):
+            if sleep_key(state, action) == key:
+                return action, family.apply
+    return None
 
 
 def stop_reason(

@@ -20,6 +20,7 @@ class RunOptions(NamedTuple):
     limits: Limits | None = None  # None: the model file's
     symmetry: bool | None = None  # None: the model file's
     reduction: bool | None = None  # None: the model file's ([check] reduction, default on)
+    por: bool | None = None  # None: the model file's ([check] por, default on)
     reports: Path = Path("reports")
     quiet: bool = False
     workers: int = 0  # 0: every core

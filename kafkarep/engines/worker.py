@@ -20,7 +20,7 @@ import numpy as np
 from kafkarep.common.failpoints import reach
 from kafkarep.engines.frontier import Entry, Frontier, dumps, loads
 from kafkarep.engines.graph import save_steps
-from kafkarep.engines.kernel import ACTION_BITS, Expander, Judge, StateCheck, StepCheck
+from kafkarep.engines.kernel import ACTION_BITS, Expander, Judge, Sleep, StateCheck, StepCheck
 from kafkarep.engines.seen import contains_sorted
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, digests
@@ -57,8 +57,12 @@ class Worker:
         workdir: Path | None = None,
         spill_after: int = 0,
         liveness: tuple[Property, ...] = (),
+        por: bool = False,
     ) -> None:
         self.cfg = cfg
+        # Partial-order reduction by sleep sets (kernel.Expander.asleep_successors); never
+        # while every step is written out for liveness.
+        self.por = por
         # Liveness needs the whole graph: every step is written out (`graph.py`), and each new
         # state's premise and goal masks are computed.
         self.liveness = liveness
@@ -73,6 +77,7 @@ class Worker:
         self.frontier = self._level()
         self.positions = np.empty(0, dtype=np.int64)
         self._new = self._level()
+        self._sleeps: list[Sleep] = []  # the sleep set of each of `_new`'s candidates
         self.spilled = 0
 
     def _level(self) -> Frontier:
@@ -84,7 +89,7 @@ class Worker:
         state = reduce(self.cfg, state)
         parts = digests(state)
         self.frontier = self._level()
-        self.frontier.append((state, parts))
+        self.frontier.append((state, parts, None))
         self.positions = np.zeros(1, dtype=np.int64)
         return Expander(self.cfg, (), (), self.symmetry).key(state, parts)
 
@@ -105,15 +110,17 @@ class Worker:
     def _expand(
         self, seen: np.ndarray, deadline: float, reached: set[str], steps: str | None
     ) -> Candidates:
-        first: set[int] = set()  # fingerprints of this level's candidates so far
+        first: dict[int, int] = {}  # fingerprint -> index of this level's candidate
+        sleeps: list[Sleep] = []
         fps: list[int] = []
         keys: list[int] = []
         new = self._level()
         append = new.append
         batch_fp: list[int] = []
-        batch: list[tuple[int, int, ClusterState, Digests]] = []
+        batch: list[tuple[int, int, ClusterState, Digests, Sleep]] = []
         expander = Expander(self.cfg, self.sometimes, reached, self.symmetry)
-        successors = expander.successors
+        por = self.por and steps is None
+        successors, asleep_successors = expander.successors, expander.asleep_successors
         generated = 0
         timed_out = False
 
@@ -123,13 +130,19 @@ class Worker:
             old = contains_sorted(seen, np.fromiter(batch_fp, dtype=np.uint64, count=len(batch_fp)))
             # Most successors were seen at an earlier level: only the others are looked at.
             for i in np.flatnonzero(~old).tolist():
-                fp, key, state, parts = batch[i]
-                if fp in first:
+                fp, key, state, parts, sleep = batch[i]
+                known = first.get(fp)
+                if known is not None:
+                    # asleep in a state only what is asleep after each of its parents' steps
+                    had = sleeps[known]
+                    if had is not None:
+                        sleeps[known] = (had & sleep or None) if sleep is not None else None
                     continue
-                first.add(fp)
+                first[fp] = len(fps)
                 fps.append(fp)
                 keys.append(key)
-                append((state, parts))
+                sleeps.append(sleep)
+                append((state, parts, None))
             batch.clear()
             batch_fp.clear()
 
@@ -137,17 +150,23 @@ class Worker:
         step_keys: list[int] = []
         step_fps: list[int] = []
         step_units: list[int] = []
-        for local, (state, parent_parts) in enumerate(self.frontier):
+        for local, (state, parent_parts, asleep) in enumerate(self.frontier):
             count = len(batch)
-            for key, action, after, parts, fp in successors(
-                state, parent_parts, positions[local] << ACTION_BITS
-            ):
-                batch_fp.append(fp)
-                batch.append((fp, key, after, parts))
-                if steps is not None:
-                    step_keys.append(key)
-                    step_fps.append(fp)
-                    step_units.append(unit(action))
+            base = positions[local] << ACTION_BITS
+            if por:
+                for key, _, after, parts, fp, sleep in asleep_successors(
+                    state, parent_parts, base, asleep
+                ):
+                    batch_fp.append(fp)
+                    batch.append((fp, key, after, parts, sleep))
+            else:
+                for key, action, after, parts, fp in successors(state, parent_parts, base):
+                    batch_fp.append(fp)
+                    batch.append((fp, key, after, parts, None))
+                    if steps is not None:
+                        step_keys.append(key)
+                        step_fps.append(fp)
+                        step_units.append(unit(action))
             generated += len(batch) - count
             if len(batch) >= BATCH:
                 flush()
@@ -161,6 +180,7 @@ class Worker:
         if steps is not None and not timed_out:
             save_steps(steps, step_keys, step_fps, step_units)
         self._new = new
+        self._sleeps = sleeps
         return Candidates(
             np.array(fps, dtype=np.uint64),
             np.array(keys, dtype=np.int64),
@@ -169,13 +189,26 @@ class Worker:
             timed_out,
         )
 
-    def keep(self, chosen: np.ndarray) -> None:
-        """Keep the chosen candidates (indices, in next-level order) as the next frontier."""
+    def sleeps(self, indices: np.ndarray) -> list[Sleep]:
+        """The sleep sets of these candidates of the level being expanded."""
+        return [self._sleeps[i] for i in indices.tolist()]
+
+    def keep(self, chosen: np.ndarray, met: dict[int, Sleep] | None = None) -> None:
+        """Keep the chosen candidates (indices, in next-level order) as the next frontier;
+        `met` has the sleep sets of those other workers made too, met across workers."""
         self.frontier.clear()
         level = self._level()
         # Increasing: a worker makes its candidates in key order (parent position, action).
         assert chosen.size < 2 or bool(np.all(chosen[1:] > chosen[:-1]))
-        level.extend(self._new.pick(chosen.tolist()))
+        indices = chosen.tolist()
+        sleeps = self._sleeps
+        for i, sleep in (met or {}).items():
+            sleeps[i] = sleep
+        level.extend(
+            (state, parts, sleeps[i])
+            for i, (state, parts, _) in zip(indices, self._new.pick(indices), strict=True)
+        )
+        self._sleeps = []
         self.spilled += self._new.spilled + level.spilled
         self._new.clear()
         self.frontier = level
@@ -188,7 +221,7 @@ class Worker:
         of the first state, in level order, that violates it."""
         positions = self.positions.tolist()
         states = (
-            (p, state, parts) for p, (state, parts) in zip(positions, self.frontier, strict=True)
+            (p, state, parts) for p, (state, parts, _) in zip(positions, self.frontier, strict=True)
         )
         return self.judge.first_violations(states, skip)
 
@@ -198,7 +231,7 @@ class Worker:
         cfg = self.cfg
         checks = [(p.premise(), p.goal(), p.width(cfg)) for p in self.liveness]
         rows = np.zeros((len(self.frontier), 2 * len(checks)), dtype=np.int64)
-        for row, (state, _) in enumerate(self.frontier):
+        for row, (state, _, _) in enumerate(self.frontier):
             for column, (premise, goal, width) in enumerate(checks):
                 if premise is not None:
                     rows[row, 2 * column] = premise(cfg, state) & width
@@ -240,9 +273,11 @@ class Worker:
             with open(path, "rb") as file:
                 while True:
                     try:
-                        level.extend(pickle.load(file))
+                        entries = pickle.load(file)
                     except EOFError:
                         break
+                    # a level saved before sleep sets were kept has nothing asleep
+                    level.extend(e if len(e) == 3 else (*e, None) for e in entries)
         self.frontier = level
         return len(level)
 

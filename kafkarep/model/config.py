@@ -37,6 +37,9 @@ class CheckConfig(NamedTuple):
     engine: str = "explorer"
     symmetry: bool = False
     reduction: bool = True  # kafkarep/model/reduction.py: sound, so on unless switched off
+    # partial-order reduction by sleep sets (the explorer; docs/explorer.md): it skips steps,
+    # never states, so it is on unless switched off
+    por: bool = True
     max_states: int = 0  # 0: no limit
     max_depth: int = 0
     max_seconds: float = 0.0
@@ -132,6 +135,7 @@ SECTIONS = {
         "engine",
         "symmetry",
         "reduction",
+        "por",
         "max_states",
         "max_depth",
         "max_seconds",
@@ -390,6 +394,7 @@ def _check(section: dict[str, Any]) -> CheckConfig:
         engine=engine,
         symmetry=_bool(section, "check", "symmetry", False),
         reduction=_bool(section, "check", "reduction", True),
+        por=_bool(section, "check", "por", True),
         max_states=_int(section, "check", "max_states", 0, low=0),
         max_depth=_int(section, "check", "max_depth", 0, low=0),
         max_seconds=float(seconds),

@@ -25,6 +25,8 @@ Subjects = Callable[[ModelConfig], tuple[str, ...]]  # the subjects' names, bit 
 # The clauses marked below (a set, not an attribute on the function: compiled functions take none)
 _READS_CONTROLLER: set[StateCheck] = set()
 _ON_PARTITION_CHANGE: set[StepCheck] = set()
+_READS_AFTER: set[StepCheck] = set()
+_FIRES_ON: dict[StepCheck, frozenset[str]] = {}
 
 
 def reads_controller(check: StateCheck) -> StateCheck:
@@ -37,10 +39,39 @@ def reads_controller(check: StateCheck) -> StateCheck:
 
 def on_partition_change(check: StepCheck) -> StepCheck:
     """Marks a `sometimes` step that can only be reached by a step that changes the partition
-    (it compares the partition before and after): an engine skips it on the other steps.
+    (it compares the partition before and after): an engine skips it on the other steps. It
+    reads only the partition before and after and the step (the explorer's sleep sets rely on
+    this, `kernel.Expander.kept_awake`).
     tests/test_properties.py checks the claim on reachable steps."""
     _ON_PARTITION_CHANGE.add(check)
     return check
+
+
+def reads_after_only(check: StepCheck) -> StepCheck:
+    """Marks a `sometimes` step whose answer depends only on the state after it: every step into
+    that state reaches it, so a search that keeps every state (a sleep set skips steps, not
+    states) keeps the first step that does. tests/test_properties.py checks the claim."""
+    _READS_AFTER.add(check)
+    return check
+
+
+def only_on(*families: str) -> Callable[[StepCheck], StepCheck]:
+    """Marks a `sometimes` step that only a step of these action families can reach."""
+
+    def mark(check: StepCheck) -> StepCheck:
+        _FIRES_ON[check] = frozenset(families)
+        return check
+
+    return mark
+
+
+def reads_after(check: StateCheck | StepCheck | MaskCheck) -> bool:
+    return check in _READS_AFTER
+
+
+def fires_on(check: StateCheck | StepCheck | MaskCheck) -> frozenset[str] | None:
+    """The only families whose steps can reach this `sometimes` step (None: any)."""
+    return _FIRES_ON.get(cast(StepCheck, check))
 
 
 def needs_partition_change(check: StateCheck | StepCheck | MaskCheck) -> bool:

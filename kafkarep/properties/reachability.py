@@ -6,9 +6,10 @@ from __future__ import annotations
 from kafkarep.model.actions.base import Action
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
-from kafkarep.properties.base import on_partition_change, sometimes
+from kafkarep.properties.base import on_partition_change, only_on, reads_after_only, sometimes
 
 
+@reads_after_only
 def _committed(cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState) -> bool:
     return after.ghost.true_hwm > 0
 
@@ -32,6 +33,7 @@ def _reassigned(
     )
 
 
+@only_on("crash", "crash_lossy")
 def _crash_leader(
     cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
 ) -> bool:
@@ -45,6 +47,7 @@ def _leader_changed(
     return after.partition.leader > 0 and after.partition.leader != before.partition.leader
 
 
+@reads_after_only
 def _below_min_isr(
     cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
 ) -> bool:
