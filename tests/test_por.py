@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from kafkarep import properties
+from kafkarep.cli.main import main
 from kafkarep.engines import kernel
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Exploration, Limits
@@ -140,3 +141,20 @@ def test_a_dependent_pair_declared_independent_loses_what_the_model_reaches(
     _seed_wrong_independence(monkeypatch)
     monkeypatch.setenv("KAFKAREP_POR_AUDIT", str(10**12))
     assert _answers(_run(cfg, por=True)) != plain
+
+
+def test_a_broken_claim_in_a_worker_process_ends_the_run_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A claim found broken in one of several worker processes (forked, so they see the seeded
+    footprint) stops `kafkarep check` with exit 3 and one line naming the two steps, no
+    traceback."""
+    _seed_wrong_independence(monkeypatch)
+    monkeypatch.setenv("KAFKAREP_POR_AUDIT", "1")
+    monkeypatch.delenv("KAFKAREP_DEBUG", raising=False)
+    args = ["check", "--quiet", "--workers", "2", "--reports", str(tmp_path), str(V35)]
+    assert main(args) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "NotIndependent" in err[0] and "declared independent" in err[0]
+    assert "apply_metadata" in err[0] and "--no-por" in err[0]

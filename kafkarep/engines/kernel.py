@@ -178,17 +178,13 @@ class Expander:
     ) -> Iterator[tuple[int, Action, ClusterState, Digests, int]]:
         """(step key, action, successor, its digests, its search key) for every enabled action;
         `base` is the parent's position << ACTION_BITS."""
-        cfg, reduce_one, symmetry = self.cfg, self.reduce_one, self.symmetry
+        cfg, step = self.cfg, self._step
         index = -1  # the action's index among the state's successors
         # `successors(cfg, state)` unrolled: one generator less per successor.
         for actions, apply in self.families:
             for action in actions(cfg, state):
                 index += 1
-                after = reduce_one(apply(cfg, state, action), state)
-                if self.pending:
-                    self._watch(state, action, after, base | index)
-                after_parts = digests(after, state, parts)
-                fp = fingerprint(canonical(cfg, after)) if symmetry else combine(after_parts)
+                after, after_parts, fp = step(state, parts, base | index, action, apply)
                 yield base | index, action, after, after_parts, fp
 
     def asleep_successors(
@@ -199,7 +195,7 @@ class Expander:
         A step is skipped when it is asleep here; a successor by step `a` inherits the steps
         asleep here and those taken here before `a` that are independent of `a`. Action indices
         are those of `successors`, so keys, parent links and traces are unchanged."""
-        cfg, reduce_one, symmetry = self.cfg, self.reduce_one, self.symmetry
+        cfg = self.cfg
         if self.pending is not self._awake_for:
             self._awake_for, self._awake = self.pending, self.kept_awake()
         awake = self._awake
@@ -215,20 +211,34 @@ class Expander:
         for index, (action, apply, key, mine) in enumerate(steps):
             if sleep and key in sleep and action.name not in awake:
                 continue
-            after = reduce_one(apply(cfg, state, action), state)
-            if self.pending:
-                self._watch(state, action, after, base | index)
-            after_parts = digests(after, state, parts)
-            fp = fingerprint(canonical(cfg, after)) if symmetry else combine(after_parts)
+            after, after_parts, fp = self._step(state, parts, base | index, action, apply)
             child: Sleep = None
             if mine >= 0 and behind:
                 asleep = [k for k, f in behind if independent(f, mine)]
                 if asleep:
                     child = frozenset(asleep)
-                    self._audit(state, action, after, child)
+                    self._audit(state, action, after, asleep)
             yield base | index, action, after, after_parts, fp, child
             if mine >= 0:
                 behind.append((key, mine))
+
+    def _step(
+        self,
+        state: ClusterState,
+        parts: Digests,
+        key: int,
+        action: Action,
+        apply: Callable[[ModelConfig, ClusterState, Action], ClusterState],
+    ) -> tuple[ClusterState, Digests, int]:
+        """One step, the body both expansions share: the successor reduced, the `sometimes`
+        properties watched, its digests and search key."""
+        after = self.reduce_one(apply(self.cfg, state, action), state)
+        if self.pending:
+            self._watch(state, action, after, key)
+        after_parts = digests(after, state, parts)
+        if self.symmetry:
+            return after, after_parts, fingerprint(canonical(self.cfg, after))
+        return after, after_parts, combine(after_parts)
 
     def kept_awake(self) -> frozenset[str]:
         """The families whose steps are never skipped while these `sometimes` properties are
@@ -246,15 +256,17 @@ class Expander:
         return frozenset(awake)
 
     def _audit(
-        self, state: ClusterState, action: Action, after: ClusterState, asleep: frozenset[Hashable]
+        self, state: ClusterState, action: Action, after: ClusterState, asleep: list[Hashable]
     ) -> None:
         """Every `AUDIT_EVERY`th claim, apply both orders: a rule changed so that two steps
-        declared independent no longer commute stops the run rather than lose states."""
+        declared independent no longer commute stops the run rather than lose states. The claim
+        checked is the first of the list (the order the steps are enumerated in), so a run
+        audits the same claims every time."""
         self.claims += len(asleep)
         if self.claims < self.audit_every:
             return
         self.claims = 0
-        for key in asleep if self.audit_every == 1 else list(asleep)[:1]:
+        for key in asleep if self.audit_every == 1 else asleep[:1]:
             check_commutes(self.cfg, state, action, after, key, self.reduce_one)
 
     def _watch(self, state: ClusterState, action: Action, after: ClusterState, step: int) -> None:
