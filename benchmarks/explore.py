@@ -1,6 +1,7 @@
 """Explorer benchmark: per model, distinct and generated states, states/s, memory per state.
 
     python benchmarks/explore.py [--workers N] [--symmetry] [--no-factor] [--por-rounds R]
+                                 [--records N] [--seconds S] [--against REV [--rounds R]]
                                  [MODEL ...]
     (default: the standard models)
 
@@ -19,14 +20,28 @@ Every run uses the partial-order reduction (sleep sets) as `kafkarep check` does
 safety properties. `--por-rounds R` runs each model R times without it and R times with it,
 alternating, and prints the ratio of the median CPU seconds (the steps it skips are the
 `generated` difference; the states and depth must be the same).
+
+`--against REV` runs each model side by side with another commit (`HEAD~1`, a tag) in one
+invocation: REV is checked out into a temporary worktree, and the two trees' runs alternate
+(`--rounds R`, default 3), each in its own process with its tree first on the path. It prints a
+row per run, checks that both trees found the same distinct states and depth, and prints the
+median ratios REV/this tree of the CPU and wall seconds. With `KAFKAREP_COMPILED=1` both trees
+are compiled first (`kafkarep compile` in each), so both run compiled; else both run as Python.
+
+`--records N` overrides the model's `records` bound, for bounds no bundled model pins: the
+shipped bounds with two records are `--records 2 --workers 2 models/kip966_shipped.toml`, a run
+that stops at `--seconds` (default 1800) and prints how far it got.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +57,13 @@ from kafkarep.properties.model_files import load_model
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep import properties
+import inspect
 cfg = load_model(sys.argv[1])
 cfg = cfg._replace(check=cfg.check._replace(reduction=sys.argv[5] == "1"))
+if sys.argv[7] != "-":
+    cfg = cfg._replace(budget=cfg.budget._replace(records=int(sys.argv[7])))
+# a tree from before the partial-order reduction has no `por`
+por = {"por": sys.argv[6] == "1"} if "por" in inspect.signature(Explorer).parameters else {}
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 def cpu():
     return sum(getattr(resource.getrusage(who), f) for who in
@@ -52,7 +72,7 @@ cpu0 = cpu()
 explorer = Explorer(cfg, properties.select(cfg.check.properties),
                     Limits(max_seconds=float(sys.argv[2])),
                     stop_when_found=[n for n, _ in cfg.expect.violates],
-                    workers=int(sys.argv[3]), symmetry=sys.argv[4] == "1", por=sys.argv[6] == "1")
+                    workers=int(sys.argv[3]), symmetry=sys.argv[4] == "1", **por)
 r = explorer.run()
 cpu_seconds = cpu() - cpu0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -72,13 +92,23 @@ def run(
     symmetry: bool,
     reduction: bool = True,
     por: bool = True,
+    records: int | None = None,
+    tree: Path | None = None,
 ) -> dict[str, object]:
+    """One run in its own process; `tree`: the source tree it imports kafkarep from."""
     flags = ["1" if symmetry else "0", "1" if reduction else "0", "1" if por else "0"]
+    flags.append("-" if records is None else str(records))
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, model, str(seconds), str(workers), *flags],
+        [sys.executable, "-c", CHILD, str(Path(model).resolve()), str(seconds), str(workers)]
+        + flags,
         capture_output=True,
         text=True,
         check=True,
+        env=env,
+        cwd=tree,
     )
     result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -96,9 +126,15 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--por-rounds", type=int, default=0, metavar="R", help="R runs without and with POR"
     )
+    parser.add_argument("--records", type=int, help="override the models' records bound")
+    parser.add_argument("--against", metavar="REV", help="side by side with this commit")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --against (default 3)")
     args = parser.parse_args(argv)
     if args.por_rounds:
         compare_por(args)
+        return
+    if args.against:
+        against(args)
         return
     print(
         f"{'model':40} {'distinct':>11} {'generated':>12} {'depth':>5} {'secs':>8} "
@@ -106,10 +142,14 @@ def main(argv: list[str]) -> None:
         f"{'reduction':>9}  verdict"
     )
     for model in args.models:
-        r: dict[str, Any] = run(model, args.seconds, args.workers, args.symmetry)
+        r: dict[str, Any] = run(
+            model, args.seconds, args.workers, args.symmetry, records=args.records
+        )
         factor = "-"
         if not args.no_factor:
-            plain: dict[str, Any] = run(model, args.seconds, args.workers, False, reduction=False)
+            plain: dict[str, Any] = run(
+                model, args.seconds, args.workers, False, reduction=False, records=args.records
+            )
             factor = f"{plain['distinct'] / r['distinct']:.2f}x"
             line(f"{Path(model).stem} (plain rules)", plain, "-")
         line(Path(model).stem, r, factor)
@@ -121,7 +161,9 @@ def compare_por(args: argparse.Namespace) -> None:
         cpu: dict[bool, list[float]] = {False: [], True: []}
         for _ in range(args.por_rounds):
             for por in (False, True):
-                r: dict[str, Any] = run(model, args.seconds, args.workers, args.symmetry, por=por)
+                r: dict[str, Any] = run(
+                    model, args.seconds, args.workers, args.symmetry, por=por, records=args.records
+                )
                 cpu[por].append(r["cpu_seconds"])
                 print(
                     f"{Path(model).stem:40} {'on' if por else 'off':>4} {r['distinct']:>11,} "
@@ -131,6 +173,57 @@ def compare_por(args: argparse.Namespace) -> None:
         off, on = sorted(cpu[False]), sorted(cpu[True])
         ratio = off[len(off) // 2] / on[len(on) // 2]
         print(f"{Path(model).stem}: POR x{ratio:.2f} (median CPU seconds {off} against {on})")
+
+
+def against(args: argparse.Namespace) -> None:
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="kafkarep-against-") as scratch:
+        other = Path(scratch) / "tree"
+        git = ["git", "-C", str(here)]
+        subprocess.run(git + ["worktree", "add", "--detach", str(other), args.against], check=True)
+        try:
+            trees = {args.against: other, "this tree": here}
+            if os.environ.get("KAFKAREP_COMPILED") == "1":
+                for tree in trees.values():
+                    subprocess.run(
+                        [sys.executable, "-m", "kafkarep", "compile"],
+                        cwd=tree,
+                        env={**os.environ, "PYTHONPATH": str(tree)},
+                        check=True,
+                    )
+            for model in args.models:
+                side_by_side(args, model, trees)
+        finally:
+            subprocess.run(git + ["worktree", "remove", "--force", str(other)], check=True)
+
+
+def side_by_side(args: argparse.Namespace, model: str, trees: dict[str, Path]) -> None:
+    print(
+        f"{'model':32} {'tree':12} {'distinct':>11} {'generated':>12} {'depth':>5} "
+        f"{'CPU s':>8} {'wall s':>8}"
+    )
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    for _ in range(args.rounds):
+        for name, tree in trees.items():
+            r: dict[str, Any] = run(
+                model, args.seconds, args.workers, args.symmetry, records=args.records, tree=tree
+            )
+            runs[name].append(r)
+            print(
+                f"{Path(model).stem:32} {name[:12]:12} {r['distinct']:>11,} {r['generated']:>12,} "
+                f"{r['depth']:>5} {r['cpu_seconds']:>8.1f} {r['seconds']:>8.1f}",
+                flush=True,
+            )
+    (before, after) = (runs[name] for name in trees)
+    if {(r["distinct"], r["depth"]) for r in before + after} != {
+        (after[0]["distinct"], after[0]["depth"])
+    }:
+        print(f"{Path(model).stem}: the two trees found different states or depths")
+    for figure in ("cpu_seconds", "seconds"):
+        ratio = statistics.median(r[figure] for r in before) / statistics.median(
+            r[figure] for r in after
+        )
+        print(f"{Path(model).stem}: {figure} median x{ratio:.2f} ({args.against} / this tree)")
 
 
 def line(name: str, r: dict[str, Any], factor: str) -> None:
