@@ -57,13 +57,13 @@ from kafkarep.properties.model_files import load_model
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep import properties
-import inspect
+from inspect import signature
 cfg = load_model(sys.argv[1])
 cfg = cfg._replace(check=cfg.check._replace(reduction=sys.argv[5] == "1"))
 if sys.argv[7] != "-":
     cfg = cfg._replace(budget=cfg.budget._replace(records=int(sys.argv[7])))
 # a tree from before the partial-order reduction has no `por`
-por = {"por": sys.argv[6] == "1"} if "por" in inspect.signature(Explorer).parameters else {}
+por = {"por": sys.argv[6] == "1"} if "por" in signature(Explorer).parameters else {}
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 def cpu():
     return sum(getattr(resource.getrusage(who), f) for who in
@@ -215,9 +215,7 @@ def side_by_side(args: argparse.Namespace, model: str, trees: dict[str, Path]) -
                 flush=True,
             )
     (before, after) = (runs[name] for name in trees)
-    if {(r["distinct"], r["depth"]) for r in before + after} != {
-        (after[0]["distinct"], after[0]["depth"])
-    }:
+    if len({(r["distinct"], r["depth"]) for r in before + after}) > 1:
         print(f"{Path(model).stem}: the two trees found different states or depths")
     for figure in ("cpu_seconds", "seconds"):
         ratio = statistics.median(r[figure] for r in before) / statistics.median(
