@@ -29,8 +29,10 @@ median ratios REV/this tree of the CPU and wall seconds. With `KAFKAREP_COMPILED
 are compiled first (`kafkarep compile` in each), so both run compiled; else both run as Python.
 
 `--records N` overrides the model's `records` bound, for bounds no bundled model pins: the
-shipped bounds with two records are `--records 2 --workers 2 models/kip966_shipped.toml`, a run
-that stops at `--seconds` (default 1800) and prints how far it got.
+shipped bounds with two records, unbounded, are `--records 2 --workers 2
+models/kip966_shipped.toml`, a run that stops at `--seconds` (default 1800) and prints how far it
+got. A model's own depth bound (`[expect] within_depth`, `[check] max_depth`) is kept:
+`models/kip966_shipped_two_records.toml` is the same bounds checked to depth 20.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def cpu():
                (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
 cpu0 = cpu()
 explorer = Explorer(cfg, properties.select(cfg.check.properties),
-                    Limits(max_seconds=float(sys.argv[2])),
+                    Limits(max_depth=cfg.check.max_depth, max_seconds=float(sys.argv[2])),
                     stop_when_found=[n for n, _ in cfg.expect.violates],
                     workers=int(sys.argv[3]), symmetry=sys.argv[4] == "1", **por)
 r = explorer.run()

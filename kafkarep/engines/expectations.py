@@ -18,6 +18,33 @@ def matches(expected: str, clause: str) -> bool:
     return clause == expected or clause.startswith(expected + ".")
 
 
+def within_bound(cfg: ModelConfig, exploration: Exploration) -> bool:
+    """The search stopped where the model's bounded verdict ends (`[expect] within_depth`):
+    every state of at most that many steps was judged."""
+    bound = cfg.expect.within_depth
+    return bound is not None and exploration.stop_reason == f"depth limit {bound}"
+
+
+def scope(cfg: ModelConfig | None, exploration: Exploration) -> str | None:
+    """How far the search settles the model: "complete", "complete to depth D" for a bounded
+    verdict stopped at its bound, or None (stopped early)."""
+    if exploration.complete:
+        return "complete"
+    if cfg is not None and within_bound(cfg, exploration):
+        return f"complete to depth {cfg.expect.within_depth}"
+    return None
+
+
+def settled(cfg: ModelConfig, exploration: Exploration) -> bool:
+    """The run's state count is comparable with a pinned one: the search is complete, within
+    the model's bound, or stopped once every expected violation was found."""
+    return (
+        exploration.complete
+        or within_bound(cfg, exploration)
+        or exploration.stop_reason == "expected violations found"
+    )
+
+
 def problems(
     cfg: ModelConfig, exploration: Exploration, pin_states: bool = True, sampled: bool = False
 ) -> tuple[str, ...]:
@@ -33,7 +60,11 @@ def problems(
     for name, depth in expect.violates:
         hits = [d for clause, d in found.items() if matches(name, clause)]
         if not hits:
-            why = "" if exploration.complete else f" (search incomplete: {exploration.stop_reason})"
+            why = (
+                ""
+                if exploration.complete or within_bound(cfg, exploration)
+                else f" (search incomplete: {exploration.stop_reason})"
+            )
             out.append(f"expected a violation of {name}; none found{why}")
             continue
         shortest = min(d.depth for d in hits)
@@ -52,12 +83,22 @@ def problems(
             out.append(
                 f"unexpected violation of {clause} at depth {discovery.depth}: {discovery.witness}"
             )
-    if expect.result in ("holds", None) and not exploration.complete and not found and not sampled:
+    if (
+        expect.result in ("holds", None)
+        and not exploration.complete
+        and not within_bound(cfg, exploration)
+        and not found
+        and not sampled
+    ):
         out.append(f"search incomplete ({exploration.stop_reason}): cannot say the model holds")
-    settled = exploration.complete or exploration.stop_reason == "expected violations found"
     pinned = expect.distinct_states
     pin_states = pin_states and not sampled
-    if pin_states and pinned is not None and settled and exploration.distinct_states != pinned:
+    if (
+        pin_states
+        and pinned is not None
+        and settled(cfg, exploration)
+        and exploration.distinct_states != pinned
+    ):
         out.append(
             f"distinct states {exploration.distinct_states:,} != pinned {pinned:,} "
             "(update [expect] distinct_states on purpose)"

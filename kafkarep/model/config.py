@@ -53,6 +53,9 @@ class Expectation(NamedTuple):
     distinct_states: int | None = None
     violates: tuple[tuple[str, int | None], ...] = ()  # (property or clause, shortest depth)
     reached: tuple[str, ...] = ()  # `sometimes` properties the model must reach
+    # the expectations are for paths of at most this many steps (a bounded verdict); the run
+    # stops after that level
+    within_depth: int | None = None
 
 
 class ModelConfig(NamedTuple):
@@ -143,7 +146,7 @@ SECTIONS = {
         "liveness",
         "unfair",
     },
-    "expect": {"result", "distinct_states", "violates", "reached"},
+    "expect": {"result", "distinct_states", "violates", "reached", "within_depth"},
     # Settings of one engine or extension, read by it (see ModelConfig.setting).
     "hypothesis": {"examples", "steps", "seed", "swarm", "swarm_units", "profile"},
     # slow = true: `kafkarep suite --prove` proves the model only with --slow (or named)
@@ -272,6 +275,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
     if budget.reassignments and not targets:
         raise ModelError("[faults] reassignments > 0 needs [reassignment] targets")
 
+    check, expect = _bounded(_check(raw.get("check", {})), _expect(raw.get("expect", {})))
     return ModelConfig(
         path=path,
         name=str(model.get("name", Path(path).stem)),
@@ -285,8 +289,8 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         options=options,
         budget=budget,
         targets=targets,
-        check=_check(raw.get("check", {})),
-        expect=_expect(raw.get("expect", {})),
+        check=check,
+        expect=expect,
         metadata_version=version,
         pending_isr_on_metadata=pending,
         truncation=truncation,
@@ -430,7 +434,35 @@ def _expect(section: dict[str, Any]) -> Expectation:
     distinct = section.get("distinct_states")
     if distinct is not None and (not isinstance(distinct, int) or distinct < 1):
         raise ModelError("[expect] distinct_states must be a positive integer")
-    return Expectation(result, distinct, tuple(pairs), tuple(reached))
+    within = section.get("within_depth")
+    bad = isinstance(within, bool) or not isinstance(within, int) or within < 1
+    if within is not None and bad:
+        raise ModelError("[expect] within_depth must be a positive integer (a number of steps)")
+    return Expectation(result, distinct, tuple(pairs), tuple(reached), within)
+
+
+def _bounded(check: CheckConfig, expect: Expectation) -> tuple[CheckConfig, Expectation]:
+    """A bounded verdict (`[expect] within_depth = D`): the search stops after depth D, as
+    `[check] max_depth = D` does, and no expected violation can be deeper than D."""
+    bound = expect.within_depth
+    if bound is None:
+        return check, expect
+    if check.max_depth not in (0, bound):
+        raise ModelError(
+            f"[expect] within_depth = {bound} and [check] max_depth = {check.max_depth} differ: "
+            "give one of them"
+        )
+    if check.liveness:
+        raise ModelError(
+            f"[expect] within_depth = {bound} cannot settle liveness, which needs every state: "
+            "drop [check] liveness or the bound"
+        )
+    for name, depth in expect.violates:
+        if depth is not None and depth > bound:
+            raise ModelError(
+                f"[expect] violates.{name} = {depth} is deeper than within_depth = {bound}"
+            )
+    return check._replace(max_depth=bound), expect
 
 
 def _int(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkarep.common.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, INTERNAL_ERROR, OK
+from kafkarep.engines.expectations import scope as search_scope
 from kafkarep.output.suite import (
     MET,
     NOT_MET,
@@ -130,7 +131,7 @@ def _model(entry: Entry, slug: str, folder: Path, svg_dir: Path) -> str:
     facts = [f"<code>{escape(str(entry.path))}</code>", f"engine {escape(entry.engine)}"]
     e = entry.exploration
     if e is not None:
-        scope = "complete" if e.complete else f"stopped: {e.stop_reason}"
+        scope = search_scope(entry.cfg, e) or f"stopped: {e.stop_reason}"
         facts.append(
             f"{e.distinct_states:,} distinct / {e.generated_states:,} generated states, "
             f"depth {e.depth}, {e.seconds:.1f}s, {escape(scope)}"

@@ -21,7 +21,8 @@ from rich.console import Console
 
 from kafkarep.common import shape
 from kafkarep.common.files import read_json
-from kafkarep.engines.expectations import matches
+from kafkarep.engines.expectations import matches, settled
+from kafkarep.engines.expectations import scope as search_scope
 from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.replay import Trace, replay_path
@@ -238,7 +239,7 @@ def cases(entry: Entry) -> list[Case]:
     e = report.exploration
     pinned = cfg.expect.distinct_states
     summary = f"{e.distinct_states:,} distinct states, depth {e.depth}, " + (
-        "complete" if e.complete else f"stopped: {e.stop_reason}"
+        search_scope(cfg, e) or f"stopped: {e.stop_reason}"
     )
     if pinned is not None:
         summary += f"; pinned {pinned:,}"
@@ -269,16 +270,11 @@ def assign_problems(problems: Iterable[str], names: list[str]) -> dict[str, list
 # --- numbers --------------------------------------------------------------------------------
 
 
-def settled(exploration: Exploration) -> bool:
-    """The run's state count is comparable with a pinned one (as expectations.problems judges)."""
-    return exploration.complete or exploration.stop_reason == "expected violations found"
-
-
 def pinned_change(entry: Entry) -> int | None:
     e = entry.exploration
     if entry.cfg is None or e is None or entry.cfg.expect.distinct_states is None:
         return None
-    if not settled(e):
+    if not settled(entry.cfg, e):
         return None
     return e.distinct_states - entry.cfg.expect.distinct_states
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from kafkarep.engines.expectations import scope as search_scope
 from kafkarep.output.summary import ModelReport
 
 
@@ -16,7 +17,7 @@ def verdict(report: ModelReport, console: Console) -> None:
         if report.expectations_met
         else "[red]EXPECTATIONS NOT MET[/red]"
     )
-    scope = "complete" if e.complete else f"incomplete ({e.stop_reason})"
+    scope = search_scope(report.cfg, e) or f"incomplete ({e.stop_reason})"
     console.print(
         f"{report.cfg.name}: {status}: {e.distinct_states:,} distinct / {e.generated_states:,} "
         f"generated states, depth {e.depth}, {e.seconds:.1f}s on {e.cores} core(s), {scope}; "
