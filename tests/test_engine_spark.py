@@ -40,6 +40,7 @@ pytestmark = pytest.mark.spark
 MODELS = ROOT / "models"
 LRS = MODELS / "history" / "v35_last_replica_standing.toml"
 SMALL = MODELS / "mutations" / "hwm_below_min_isr.toml"  # 3 levels, a seeded bug
+SEEDED_6 = MODELS / "mutations" / "elr_keeps_unclean_shutdown.toml"  # a bug of 6 steps
 DEEP = MODELS / "zookeeper_unclean_kraft.toml"  # holds, 26 levels of a few hundred states
 # Small enough for the default run: full explorations (to the expected violations).
 DEFAULT_MODELS = [
@@ -158,6 +159,21 @@ def test_same_answers_as_the_explorer(embedded: Any, model: Path) -> None:
             hits = [d for clause, d in found.violations.items() if clause.startswith(name)]
             assert hits and (depth is None or min(d.depth for d in hits) == depth)
     assert dict(found.details)["master"] == "local[2,4]"
+
+
+def test_a_bounded_verdict_is_settled_at_its_bound(embedded: Any, tmp_path: Path) -> None:
+    """`[expect] within_depth`: Spark stops at the bound with the explorer's count, and the
+    bounded `holds` is met (the seeded bug's shortest trace is one step longer)."""
+    text = SEEDED_6.read_text()
+    model = tmp_path / "bounded.toml"
+    model.write_text(
+        text[: text.index("[expect]")] + '[expect]\nresult = "holds"\nwithin_depth = 5\n'
+    )
+    cfg = load_model(model)
+    expected, found = run_explorer(cfg), run_spark(cfg)
+    assert outcome(found) == outcome(expected)
+    assert found.depth == 5 and not found.violations
+    assert problems(cfg, found) == problems(cfg, expected) == ()
 
 
 def test_partition_count_does_not_change_the_answers(embedded: Any) -> None:
