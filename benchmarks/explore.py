@@ -27,6 +27,7 @@ invocation: REV is checked out into a temporary worktree, and the two trees' run
 row per run, checks that both trees found the same distinct states and depth, and prints the
 median ratios REV/this tree of the CPU and wall seconds. With `KAFKAREP_COMPILED=1` both trees
 are compiled first (`kafkarep compile` in each), so both run compiled; else both run as Python.
+A model with a bounded verdict (`[expect] within_depth`) runs to the same depth in both trees.
 
 `--records N` overrides the model's `records` bound, for bounds no bundled model pins: the
 shipped bounds with two records, unbounded, are `--records 2 --workers 2
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -194,9 +196,27 @@ def against(args: argparse.Namespace) -> None:
                         check=True,
                     )
             for model in args.models:
-                side_by_side(args, model, trees)
+                side_by_side(args, portable(model, Path(scratch)), trees)
         finally:
             subprocess.run(git + ["worktree", "remove", "--force", str(other)], check=True)
+
+
+def portable(model: str, scratch: Path) -> str:
+    """The model as a tree from before bounded verdicts reads it: `[expect] within_depth = N`
+    becomes `[check] max_depth = N` (the same bound, which the runs keep), in a copy."""
+    text = Path(model).read_text()
+    bound = re.search(r"^within_depth\s*=\s*(\d+)\s*$", text, re.MULTILINE)
+    if bound is None:
+        return model
+    text = text[: bound.start()] + text[bound.end() + 1 :]
+    limit = f"max_depth = {bound.group(1)}\n"
+    if re.search(r"^\[check\]\s*$", text, re.MULTILINE):
+        text = re.sub(r"^\[check\]\s*$", "[check]\n" + limit.rstrip(), text, count=1, flags=re.M)
+    else:
+        text += f"\n[check]\n{limit}"
+    copy = scratch / Path(model).name
+    copy.write_text(text)
+    return str(copy)
 
 
 def side_by_side(args: argparse.Namespace, model: str, trees: dict[str, Path]) -> None:
