@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,20 @@ def test_the_pinned_count_within_the_bound_is_compared(
         re.match(rf"distinct states {count:,} != pinned {count + 1:,}", p)
         for p in report["problems"]
     )
+
+
+def test_a_suite_meets_a_bounded_model_and_says_how_far(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    bounded(models, f'result = "holds"\nwithin_depth = {SHORTEST - 1}')
+    reports = tmp_path / "reports"
+    assert (
+        main(["suite", str(models), "--reports", str(reports), "--junit", str(tmp_path / "j.xml")])
+        == OK
+    )
+    facts = {
+        p.get("name"): p.get("value")
+        for p in ET.parse(tmp_path / "j.xml").getroot().iter("property")
+    }
+    assert facts["outcome"] == "met" and facts["complete"] == "false"
+    assert facts["scope"] == f"complete to depth {SHORTEST - 1}"

@@ -16,6 +16,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from kafkarep.engines.expectations import scope as search_scope
 from kafkarep.output.suite import RUN, STATE_SPACE, UNAVAILABLE, Entry, cases
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -51,6 +52,7 @@ def junit_tree(entries: list[Entry], timestamp: float | None = None) -> ET.Eleme
                 ("distinct_states", e.distinct_states),
                 ("depth", e.depth),
                 ("complete", e.complete),
+                ("scope", search_scope(entry.cfg, e) or "incomplete"),  # "complete to depth D"
                 ("stop_reason", e.stop_reason),
             ]
         if entry.proof is not None:
