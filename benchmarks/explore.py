@@ -46,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -205,15 +206,20 @@ def portable(model: str, scratch: Path) -> str:
     """The model as a tree from before bounded verdicts reads it: `[expect] within_depth = N`
     becomes `[check] max_depth = N` (the same bound, which the runs keep), in a copy."""
     text = Path(model).read_text()
-    bound = re.search(r"^within_depth\s*=\s*(\d+)\s*$", text, re.MULTILINE)
+    raw = tomllib.loads(text)
+    bound = raw.get("expect", {}).get("within_depth")
     if bound is None:
         return model
-    text = text[: bound.start()] + text[bound.end() + 1 :]
-    limit = f"max_depth = {bound.group(1)}\n"
-    if re.search(r"^\[check\]\s*$", text, re.MULTILINE):
-        text = re.sub(r"^\[check\]\s*$", "[check]\n" + limit.rstrip(), text, count=1, flags=re.M)
-    else:
-        text += f"\n[check]\n{limit}"
+    key = re.compile(r"^[ \t]*within_depth[ \t]*=[ \t]*\d+[ \t]*(#.*)?\n?", re.MULTILINE)
+    text, removed = key.subn("", text, count=1)
+    if not removed:
+        raise SystemExit(f"{model}: write within_depth on a line of its own for --against")
+    if "max_depth" not in raw.get("check", {}):
+        header = re.compile(r"^\[check\][ \t]*(#.*)?$", re.MULTILINE)
+        if header.search(text):
+            text = header.sub(lambda m: f"{m.group(0)}\nmax_depth = {bound}", text, count=1)
+        else:
+            text += f"\n[check]\nmax_depth = {bound}\n"
     copy = scratch / Path(model).name
     copy.write_text(text)
     return str(copy)

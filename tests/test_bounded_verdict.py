@@ -91,6 +91,8 @@ def test_the_bug_is_found_at_the_bound(tmp_path: Path, capsys: pytest.CaptureFix
         r["property"]: r["trace_length"] for r in report["results"] if r["status"] == "violated"
     }
     assert violated == {"leader_candidate_completeness.elr": SHORTEST}
+    assert report["stop_reason"] == f"depth limit {SHORTEST}"
+    assert report["scope"] == f"complete to depth {SHORTEST}"
 
 
 def test_a_run_stopped_short_of_the_bound_settles_nothing(
@@ -99,7 +101,10 @@ def test_a_run_stopped_short_of_the_bound_settles_nothing(
     model = bounded(tmp_path, 'result = "holds"\nwithin_depth = 5\ndistinct_states = 1')
     code, report, out = check(tmp_path, capsys, model, "--max-depth", "3")
     assert code == EXPECTATION_NOT_MET
-    assert report["problems"] == ["search incomplete (depth limit 3): cannot say the model holds"]
+    assert report["problems"] == [
+        "search incomplete (depth limit 3): cannot say the model holds within 5 steps"
+    ]
+    assert report["scope"] == "incomplete"
     assert "incomplete (depth limit 3)" in out
 
 
@@ -135,3 +140,33 @@ def test_a_suite_meets_a_bounded_model_and_says_how_far(tmp_path: Path) -> None:
     }
     assert facts["outcome"] == "met" and facts["complete"] == "false"
     assert facts["scope"] == f"complete to depth {SHORTEST - 1}"
+
+
+def test_liveness_is_never_settled_by_a_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = bounded(tmp_path, 'result = "holds"\nwithin_depth = 4')
+    code, report, _ = check(tmp_path, capsys, model, "--liveness")
+    assert code == EXPECTATION_NOT_MET and report["scope"] == "incomplete"
+    assert any("settles the safety properties only" in p for p in report["problems"])
+    named = bounded(tmp_path, 'result = "holds"\nwithin_depth = 4', "named")
+    named.write_text(named.read_text() + '\n[check]\nproperties = ["write_answered"]\n')
+    line = error_line(capsys, "check", str(named))
+    assert "named.toml" in line and "cannot settle liveness" in line and "write_answered" in line
+
+
+def test_a_run_resumed_from_beyond_the_bound_settles_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A work dir saved deeper than the bound (a flag took the run further) does not make the
+    states it holds the states within the bound."""
+    model = bounded(tmp_path, 'result = "holds"\nwithin_depth = 4')
+    work = str(tmp_path / "work")
+    code, deeper, _ = check(tmp_path, capsys, model, "--max-depth", "5", "--workdir", work)
+    assert code == EXPECTATION_NOT_MET and deeper["depth"] == 5
+    code, resumed, _ = check(tmp_path, capsys, model, "--workdir", work, "--resume")
+    assert code == EXPECTATION_NOT_MET and resumed["scope"] == "incomplete"
+    assert resumed["distinct_states"] == deeper["distinct_states"]
+    code, fresh, _ = check(tmp_path, capsys, model)
+    assert code == OK and fresh["scope"] == "complete to depth 4"
+    assert fresh["distinct_states"] < deeper["distinct_states"]

@@ -161,18 +161,29 @@ def test_same_answers_as_the_explorer(embedded: Any, model: Path) -> None:
     assert dict(found.details)["master"] == "local[2,4]"
 
 
-def test_a_bounded_verdict_is_settled_at_its_bound(embedded: Any, tmp_path: Path) -> None:
-    """`[expect] within_depth`: Spark stops at the bound with the explorer's count, and the
-    bounded `holds` is met (the seeded bug's shortest trace is one step longer)."""
+@pytest.mark.parametrize(
+    "expect",
+    [
+        'result = "holds"\nwithin_depth = 5',
+        'result = "violates"\nviolates = { leader_candidate_completeness = 6 }\nwithin_depth = 6',
+    ],
+    ids=["holds-within-5", "violated-at-6"],
+)
+def test_a_bounded_verdict_is_settled_at_its_bound(
+    embedded: Any, tmp_path: Path, expect: str
+) -> None:
+    """`[expect] within_depth`: Spark stops at the bound with the explorer's count and answers;
+    the seeded bug's shortest trace has 6 steps, so the last level (judged, not expanded) is
+    where it is found within 6, and nothing is found within 5."""
     text = SEEDED_6.read_text()
     model = tmp_path / "bounded.toml"
-    model.write_text(
-        text[: text.index("[expect]")] + '[expect]\nresult = "holds"\nwithin_depth = 5\n'
-    )
+    model.write_text(text[: text.index("[expect]")] + f"[expect]\n{expect}\n")
     cfg = load_model(model)
     expected, found = run_explorer(cfg), run_spark(cfg)
     assert outcome(found) == outcome(expected)
-    assert found.depth == 5 and not found.violations
+    bound = cfg.expect.within_depth
+    assert found.depth == bound and found.stop_reason == f"depth limit {bound}"
+    assert bool(found.violations) == (cfg.expect.result == "violates")
     assert problems(cfg, found) == problems(cfg, expected) == ()
 
 

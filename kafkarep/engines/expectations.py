@@ -20,9 +20,21 @@ def matches(expected: str, clause: str) -> bool:
 
 def within_bound(cfg: ModelConfig, exploration: Exploration) -> bool:
     """The search stopped where the model's bounded verdict ends (`[expect] within_depth`):
-    every state of at most that many steps was judged."""
+    every state of at most that many steps was judged. A run whose depth a flag changed, one
+    resumed from a deeper level, or one that checks liveness (a lasso needs every state) does
+    not settle it."""
     bound = cfg.expect.within_depth
-    return bound is not None and exploration.stop_reason == f"depth limit {bound}"
+    return (
+        bound is not None
+        and exploration.stop_reason == f"depth limit {bound}"
+        and exploration.depth == bound
+        and not liveness_checked(exploration)
+    )
+
+
+def liveness_checked(exploration: Exploration) -> bool:
+    """The run checked liveness properties (the explorer reports how, in its details)."""
+    return any(name == "liveness" for name, _ in exploration.details)
 
 
 def scope(cfg: ModelConfig | None, exploration: Exploration) -> str | None:
@@ -36,13 +48,13 @@ def scope(cfg: ModelConfig | None, exploration: Exploration) -> str | None:
 
 
 def settled(cfg: ModelConfig, exploration: Exploration) -> bool:
-    """The run's state count is comparable with a pinned one: the search is complete, within
-    the model's bound, or stopped once every expected violation was found."""
-    return (
-        exploration.complete
-        or within_bound(cfg, exploration)
-        or exploration.stop_reason == "expected violations found"
-    )
+    """The run's state count is comparable with a pinned one: the search is complete (for a
+    bounded verdict, within its depth), stopped at the model's bound, or stopped once every
+    expected violation was found."""
+    bound = cfg.expect.within_depth
+    if exploration.complete:
+        return bound is None or exploration.depth <= bound
+    return within_bound(cfg, exploration) or exploration.stop_reason == "expected violations found"
 
 
 def problems(
@@ -83,6 +95,7 @@ def problems(
             out.append(
                 f"unexpected violation of {clause} at depth {discovery.depth}: {discovery.witness}"
             )
+    bound = expect.within_depth
     if (
         expect.result in ("holds", None)
         and not exploration.complete
@@ -90,7 +103,16 @@ def problems(
         and not found
         and not sampled
     ):
-        out.append(f"search incomplete ({exploration.stop_reason}): cannot say the model holds")
+        if bound is not None and liveness_checked(exploration):
+            out.append(
+                f"[expect] within_depth = {bound} settles the safety properties only: liveness "
+                "needs every state (run without --liveness)"
+            )
+        else:
+            out.append(
+                f"search incomplete ({exploration.stop_reason}): cannot say the model holds"
+                + (f" within {bound} steps" if bound is not None else "")
+            )
     pinned = expect.distinct_states
     pin_states = pin_states and not sampled
     if (

@@ -4,7 +4,8 @@
 `ModelReport` holds them with the run and the problems `engines/expectations.py` judged.
 
 Summary JSON, per model: `model`, `engine`, `distinct_states`, `generated_states`, `depth`,
-`seconds`, `complete`, `expectations_met`, `problems` (why an expectation was not met) and
+`seconds`, `complete`, `scope` (`complete`, `complete to depth D` for a bounded verdict stopped
+at its bound, or `incomplete`), `expectations_met`, `problems` (why an expectation was not met) and
 `results`: one `{property, status, trace_file, trace_length}` per clause, status `holds`,
 `violated`, `reached` or `not_reached`; a liveness property has one result (its name), `holds`,
 `violated` (with `loop`, the state its lasso returns to) or `unknown` when the search that would
@@ -17,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kafkarep.engines.expectations import scope as search_scope
 from kafkarep.engines.results import Exploration
 from kafkarep.model.config import ModelConfig
 from kafkarep.properties import Property
@@ -54,6 +56,7 @@ class ModelReport(NamedTuple):
             "depth": e.depth,
             "seconds": round(e.seconds, 3),
             "complete": e.complete,
+            "scope": search_scope(self.cfg, e) or "incomplete",
             "stop_reason": e.stop_reason,
             "cores": e.cores,
             "fingerprint_collision_probability": e.collision_probability,

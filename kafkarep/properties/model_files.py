@@ -54,6 +54,14 @@ def check_names(cfg: ModelConfig) -> None:
     _known_properties(cfg.check.properties or (), "[check] properties")
     _known_properties((name for name, _ in cfg.expect.violates), "[expect] violates")
     _known_properties(cfg.expect.reached, "[expect] reached")
+    bound = cfg.expect.within_depth
+    named = {name.split(".")[0] for name in cfg.check.properties or ()}
+    live = sorted(named & {p.name for p in properties.LIVENESS})
+    if bound is not None and live:
+        raise ModelError(
+            f"[expect] within_depth = {bound} cannot settle liveness, which needs every state: "
+            f"[check] properties names {', '.join(live)}"
+        )
 
 
 def _known_properties(names: Iterable[str], where: str) -> None:
