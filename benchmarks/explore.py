@@ -41,12 +41,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -58,12 +56,19 @@ STANDARD = [
 
 CHILD = r"""
 import json, resource, sys, time
-from kafkarep.properties.model_files import load_model
+import tomllib
+from kafkarep.properties.model_files import parse_model
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep import properties
 from inspect import signature
-cfg = load_model(sys.argv[1])
+with open(sys.argv[1], "rb") as file:
+    raw = tomllib.load(file)
+# a bounded verdict as a tree from before `within_depth` reads it: the same depth limit
+bound = raw.get("expect", {}).pop("within_depth", None)
+if bound is not None:
+    raw.setdefault("check", {})["max_depth"] = bound
+cfg = parse_model(raw, sys.argv[1])
 cfg = cfg._replace(check=cfg.check._replace(reduction=sys.argv[5] == "1"))
 if sys.argv[7] != "-":
     cfg = cfg._replace(budget=cfg.budget._replace(records=int(sys.argv[7])))
@@ -197,32 +202,9 @@ def against(args: argparse.Namespace) -> None:
                         check=True,
                     )
             for model in args.models:
-                side_by_side(args, portable(model, Path(scratch)), trees)
+                side_by_side(args, model, trees)
         finally:
             subprocess.run(git + ["worktree", "remove", "--force", str(other)], check=True)
-
-
-def portable(model: str, scratch: Path) -> str:
-    """The model as a tree from before bounded verdicts reads it: `[expect] within_depth = N`
-    becomes `[check] max_depth = N` (the same bound, which the runs keep), in a copy."""
-    text = Path(model).read_text()
-    raw = tomllib.loads(text)
-    bound = raw.get("expect", {}).get("within_depth")
-    if bound is None:
-        return model
-    key = re.compile(r"^[ \t]*within_depth[ \t]*=[ \t]*\d+[ \t]*(#.*)?\n?", re.MULTILINE)
-    text, removed = key.subn("", text, count=1)
-    if not removed:
-        raise SystemExit(f"{model}: write within_depth on a line of its own for --against")
-    if "max_depth" not in raw.get("check", {}):
-        header = re.compile(r"^\[check\][ \t]*(#.*)?$", re.MULTILINE)
-        if header.search(text):
-            text = header.sub(lambda m: f"{m.group(0)}\nmax_depth = {bound}", text, count=1)
-        else:
-            text += f"\n[check]\nmax_depth = {bound}\n"
-    copy = scratch / Path(model).name
-    copy.write_text(text)
-    return str(copy)
 
 
 def side_by_side(args: argparse.Namespace, model: str, trees: dict[str, Path]) -> None:

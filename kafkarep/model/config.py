@@ -452,11 +452,6 @@ def _bounded(check: CheckConfig, expect: Expectation) -> tuple[CheckConfig, Expe
             f"[expect] within_depth = {bound} and [check] max_depth = {check.max_depth} differ: "
             "give one of them"
         )
-    if check.liveness:
-        raise ModelError(
-            f"[expect] within_depth = {bound} cannot settle liveness, which needs every state: "
-            "drop [check] liveness or the bound"
-        )
     for name, depth in expect.violates:
         if depth is not None and depth > bound:
             raise ModelError(

@@ -55,12 +55,11 @@ def check_names(cfg: ModelConfig) -> None:
     _known_properties((name for name, _ in cfg.expect.violates), "[expect] violates")
     _known_properties(cfg.expect.reached, "[expect] reached")
     bound = cfg.expect.within_depth
-    named = {name.split(".")[0] for name in cfg.check.properties or ()}
-    live = sorted(named & {p.name for p in properties.LIVENESS})
+    live = [p.name for p in properties.of_model(cfg) if p.liveness]
     if bound is not None and live:
         raise ModelError(
-            f"[expect] within_depth = {bound} cannot settle liveness, which needs every state: "
-            f"[check] properties names {', '.join(live)}"
+            f"[expect] within_depth = {bound} cannot settle liveness, which needs every state; "
+            f"the model checks {', '.join(live)}: drop the bound or [check] liveness/properties"
         )
 
 
