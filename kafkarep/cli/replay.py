@@ -20,16 +20,14 @@ from rich.console import Console
 
 from kafkarep import properties as registry
 from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.model.actions import enabled
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.initial import with_initial
-from kafkarep.model.reduction import reduce
 from kafkarep.model.replay import ReplayError, Trace, replay_path
 from kafkarep.model.state import ClusterState
 from kafkarep.output.itf import TraceFileError, read_trace, to_itf
 from kafkarep.output.steps import render
 from kafkarep.properties import Property
-from kafkarep.properties.fairness import describe, is_fair, unit
+from kafkarep.properties.fairness import lasso_problem
 from kafkarep.properties.model_files import load_model
 
 
@@ -123,7 +121,7 @@ def _lasso(
     states = [trace.initial] + [step.after for step in trace.steps]
     if loop > len(trace.steps):
         raise UsageError(f"{args.trace}: #meta.kafkarep.loop {loop} is past the last state")
-    problem = _closes(cfg, states, loop) or _fair(cfg, trace, loop)
+    problem = lasso_problem(cfg, states, [step.action for step in trace.steps], loop)
     subject = None if problem else _subject(cfg, prop, states, loop)
     if not args.quiet:
         render(trace, f"replay of {args.trace}: {prop.name} on {cfg.path}", None, console, loop)
@@ -142,31 +140,6 @@ def _lasso(
         highlight=False,
     )
     return OK
-
-
-def _closes(cfg: ModelConfig, states: list[ClusterState], loop: int) -> str | None:
-    if loop == len(states) - 1:
-        return None  # a stutter: `_fair` checks that it may
-    reduced = cfg._replace(check=cfg.check._replace(reduction=True))
-    if reduce(reduced, states[-1]) != reduce(reduced, states[loop]):
-        return f"the last state is not state {loop}: the cycle does not close"
-    return None
-
-
-def _fair(cfg: ModelConfig, trace: Trace, loop: int) -> str | None:
-    """Weak fairness on the cycle: a fair unit enabled in each of its states is taken on it."""
-    states = [trace.initial] + [step.after for step in trace.steps]
-    cycle_states = states[loop:-1] if loop < len(trace.steps) else states[loop:]
-    taken = {unit(step.action) for step in trace.steps[loop:]}
-    always: set[int] | None = None
-    for state in cycle_states:
-        here = {unit(a) for a in enabled(cfg, state) if is_fair(cfg, unit(a))}
-        always = here if always is None else always & here
-    starved = sorted((always or set()) - taken)
-    if starved:
-        names = ", ".join(describe(code) for code in starved)
-        return f"the cycle is not fair: {names} stays enabled and is never taken"
-    return None
 
 
 def _subject(cfg: ModelConfig, prop: Property, states: list[ClusterState], loop: int) -> str | None:

@@ -248,6 +248,7 @@ class Explorer:
             witness = (
                 f"{subjects[found.subject]}: never reaches the goal; the behaviour ends in {how}"
             )
+            liveness.confirm(self.cfg, loaded, fair, found, prefix + stem + cycle, loop)
             violations[prop.name] = Discovery(
                 prop.name,
                 len(prefix) + len(stem) + len(cycle),

@@ -15,6 +15,13 @@ shortest path from the initial state to the first state (in breadth-first order)
 and Q does not and from which a fair component is reachable, then a shortest path inside the Q-free
 states to the component, then a cycle through it that visits a witness of each unit's fairness
 (an edge that takes it, or a state where it is disabled).
+
+The graph's states are the explorer's: reduced (`model/reduction.py`) and fingerprinted. Before a
+lasso is reported, `confirm` replays its path through the plain rules and judges the concrete
+lasso with `properties/fairness.lasso_problem`, the judgement `kafkarep replay` makes. A lasso
+the rules do not confirm is never reported: the run ends with an internal error that names the
+first state of the cycle where the graph's enabled fair units differ from the rules' (a reduction
+that is not a bisimulation there) or, if none differ, the problem.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from kafkarep.engines.graph import Graph
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.replay import replay_path
+from kafkarep.properties.fairness import describe, enabled_units, lasso_problem
 
 UNREACHED = -9999  # SciPy's predecessor of a state a search did not reach
 
@@ -184,3 +194,45 @@ def _edge(graph: Graph, a: int, b: int, allowed: np.ndarray) -> int:
         if graph.dst[index] == b and allowed[index]:
             return index
     raise AssertionError(f"no edge {a} -> {b}")
+
+
+class LassoNotConfirmed(RuntimeError):
+    """The state graph has a fair lasso that the rules, replayed, do not: a bug in kafkarep."""
+
+
+def confirm(
+    cfg: ModelConfig, graph: Graph, fair: Fairness, lasso: Lasso, path: tuple[int, ...], loop: int
+) -> None:
+    """Replay a lasso's path (the parent links' prefix, then its stem and cycle) through the
+    plain rules and judge it as `kafkarep replay` does; raise `LassoNotConfirmed` if the rules
+    refuse it."""
+    trace = replay_path(cfg, path)
+    states = [trace.initial, *(step.after for step in trace.steps)]
+    problem = lasso_problem(cfg, states, [step.action for step in trace.steps], loop)
+    if problem is None:
+        return
+    entry = int(graph.dst[lasso.stem[-1]]) if lasso.stem else lasso.start
+    nodes = [entry, *(int(graph.dst[e]) for e in lasso.cycle[:-1])]
+    for offset, node in enumerate(nodes):
+        mine = _units(fair, node)
+        theirs = enabled_units(cfg, states[loop + offset])
+        if mine != theirs:
+            problem = (
+                f"at state {loop + offset} the state graph has {_names(mine)} enabled and the "
+                f"rules {_names(theirs)}: the explorer's state there is not the rules' (the "
+                "reductions of kafkarep/model/reduction.py, switched off by --no-reduction)"
+            )
+            break
+    raise LassoNotConfirmed(f"a lasso on the state graph is not a fair behaviour: {problem}")
+
+
+def _units(fair: Fairness, node: int) -> frozenset[int]:
+    return frozenset(
+        int(code)
+        for bit, code in enumerate(fair.units.tolist())
+        if int(fair.enabled[node, bit // 64]) >> (bit % 64) & 1
+    )
+
+
+def _names(units: frozenset[int]) -> str:
+    return "{" + ", ".join(describe(code) for code in sorted(units)) + "}" if units else "none"

@@ -20,9 +20,9 @@ of the small models, mutations included, and that verdicts and depths are unchan
   never go back: only its arrival matters, not its content. Not applied when that guard is
   switched off, or fetches carry no leader epoch (`current_leader_epoch_in_fetch = false`).
 - **Idle AlterPartition responses.** A response whose handling can only clear it, now and later:
-  an error the leader waits out (any but NONE and the roll-back errors), or an answer to a
-  proposal from a partition epoch older than the last metadata the leader applied (applying it
-  dropped the proposal, and any new one carries a newer epoch).
+  an error the leader waits out (any but NONE, the roll-back errors and the errors it retries),
+  or an answer to a proposal from a partition epoch older than the last metadata the leader
+  applied (applying it dropped the proposal, and any new one carries a newer epoch).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from functools import cache
 
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
-from kafkarep.model.actions.alter_partition import ROLL_BACK
+from kafkarep.model.actions.alter_partition import RETRY, ROLL_BACK
 from kafkarep.model.actions.data import leader_epoch_matches
 from kafkarep.model.actions.failover import replayed_to_epoch_start
 from kafkarep.model.config import ModelConfig
@@ -51,7 +51,9 @@ STALE_FETCH = FetchResponse(leader=0, leader_epoch=-1, fetch_offset=-1, hwm=0)
 IDLE_ALTER_PARTITION = AlterPartitionResponse(
     PendingAlterPartition(frozenset(), -1), Error.FENCED_LEADER_EPOCH
 )
-_WAITED_OUT = frozenset(Error) - ROLL_BACK - {Error.NONE}
+# The errors whose handling only clears the response: not an acceptance, a roll-back or a retry
+# (a lagging controller's NOT_CONTROLLER is answered by sending the proposal again).
+_WAITED_OUT = frozenset(Error) - ROLL_BACK - RETRY - {Error.NONE}
 
 
 def reduce(
