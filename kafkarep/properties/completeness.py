@@ -29,9 +29,11 @@ def _missing_committed(who: str, replica: Replica, state: ClusterState) -> str |
 
 
 def _leader(state: ClusterState) -> tuple[int, Replica] | None:
-    """The controller's leader, if its broker is running with a replica."""
+    """The controller's leader, if its broker is running with a replica. A leader that is no
+    broker of the model (none, or an id out of range) has no running broker: exempt, as an
+    offline one is."""
     leader = state.partition.leader
-    if leader <= 0:
+    if leader <= 0 or leader > len(state.brokers):
         return None
     broker = state.broker(leader)
     if broker.status not in RUNNING or broker.replica is None:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import caught_up
-from kafkarep.model.state import RUNNING, ClusterState
+from kafkarep.model.state import RUNNING, Broker, ClusterState
 from kafkarep.properties.base import eventually, leads_to
 
 
@@ -93,12 +93,7 @@ def _elr_member_ready(cfg: ModelConfig, state: ClusterState) -> int:
     if partition.isr or partition.has_leader:
         return 0
     registry = state.controller.brokers
-    return int(
-        any(
-            state.broker(e).status in RUNNING and registry.get(e).active
-            for e in sorted(partition.elr)
-        )
-    )
+    return int(any(_runs(state, e) and registry.get(e).active for e in sorted(partition.elr)))
 
 
 def _has_leader(cfg: ModelConfig, state: ClusterState) -> int:
@@ -110,9 +105,7 @@ def _in_sync(cfg: ModelConfig, state: ClusterState) -> int:
     partition = state.partition
     leader = partition.leader
     return int(
-        partition.has_leader
-        and state.broker(leader).status in RUNNING
-        and set(partition.replicas) <= partition.isr
+        partition.has_leader and _runs(state, leader) and set(partition.replicas) <= partition.isr
     )
 
 
@@ -126,7 +119,7 @@ def _waiting(cfg: ModelConfig, state: ClusterState) -> int:
         replica = broker.replica
         if replica is not None and replica.unacked_from >= 0:
             for _, value in replica.log[replica.unacked_from :]:
-                mask |= 1 << (value - 1)
+                mask |= _bit(value)
     return mask
 
 
@@ -142,12 +135,30 @@ def _on_every_replica(cfg: ModelConfig, state: ClusterState) -> int:
     """The values every replica of the current assignment has in its log."""
     mask = -1
     for b in state.partition.replicas:
-        replica = state.broker(b).replica
+        broker = _known(state, b)
+        replica = broker.replica if broker is not None else None
         held = 0
         for _, value in replica.log if replica is not None else ():
-            held |= 1 << (value - 1)
+            held |= _bit(value)
         mask &= held
     return mask
+
+
+# The masks answer on any state, also one that breaks other invariants (tests/test_clauses_total):
+# a broker id the model has not is no broker, a value it never writes is no subject.
+
+
+def _known(state: ClusterState, broker_id: int) -> Broker | None:
+    return state.brokers[broker_id - 1] if 1 <= broker_id <= len(state.brokers) else None
+
+
+def _runs(state: ClusterState, broker_id: int) -> bool:
+    broker = _known(state, broker_id)
+    return broker is not None and broker.status in RUNNING
+
+
+def _bit(value: int) -> int:
+    return 1 << (value - 1) if value >= 1 else 0
 
 
 def _mask(flags: Iterable[bool]) -> int:
