@@ -4,38 +4,75 @@ code (0 met, 1 not met, 2 bad input, 3 internal error)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn
+from types import ModuleType
+from typing import Any, NoReturn
 
-from kafkarep.cli import (
-    check,
-    compile,
-    conform,
-    differential,
-    graph,
-    plan,
-    prove,
-    replay,
-    suite,
-    validate_log,
-)
 from kafkarep.common.exit_codes import BAD_INPUT, INTERNAL_ERROR, UsageError
 
-COMMANDS = (
-    conform,
-    check,
-    replay,
-    suite,
-    graph,
-    plan,
-    prove,
-    differential,
-    validate_log,
-    compile,
+# The libraries that come with an extra (pyproject.toml), by top-level module: what a command
+# that needs one says is missing, and what to install.
+EXTRAS = {
+    "z3": ("Z3", "prove"),
+    "pyspark": ("PySpark", "spark"),
+    "py4j": ("PySpark", "spark"),
+}
+
+NAMES = (
+    "conform",
+    "check",
+    "replay",
+    "suite",
+    "graph",
+    "plan",
+    "prove",
+    "differential",
+    "validate_log",
+    "compile",
 )
+
+
+class _NeedsExtra:
+    """A command whose module cannot be imported without an extra (`prove` without Z3): it is
+    still listed, takes any arguments, and says in one line what to install (exit code 2)."""
+
+    def __init__(self, name: str, missing: ModuleNotFoundError) -> None:
+        self.name = name.replace("_", "-")
+        self.missing = missing
+
+    def add_parser(self, commands: Any) -> None:
+        what, extra = EXTRAS[_top_module(self.missing)]
+        parser = commands.add_parser(
+            self.name,
+            help=f"needs {what}: pip install 'kafkarep[{extra}]'",
+            add_help=False,
+            prefix_chars="\0",  # every argument, --help included, is taken as given
+        )
+        parser.add_argument("arguments", nargs="*")
+        parser.set_defaults(run=self.run)
+
+    def run(self, args: argparse.Namespace) -> int:
+        raise self.missing
+
+
+def _command(name: str) -> ModuleType | _NeedsExtra:
+    try:
+        return importlib.import_module(f"kafkarep.cli.{name}")
+    except ModuleNotFoundError as missing:
+        if _top_module(missing) not in EXTRAS:
+            raise
+        return _NeedsExtra(name, missing)
+
+
+def _top_module(error: ModuleNotFoundError) -> str:
+    return (error.name or "").split(".")[0]
+
+
+COMMANDS = tuple(_command(name) for name in NAMES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,6 +105,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"kafkarep {args.command}: interrupted", file=sys.stderr)
         return INTERNAL_ERROR
+    except ModuleNotFoundError as error:
+        if _top_module(error) not in EXTRAS:
+            return _internal_error(args.command, error)
+        # a library of an extra that is not installed: Z3 for prove, PySpark for Spark
+        what, extra = EXTRAS[_top_module(error)]
+        print(
+            f"kafkarep {args.command}: error: needs {what}: pip install 'kafkarep[{extra}]'",
+            file=sys.stderr,
+        )
+        return BAD_INPUT
     except Exception as error:
         if isinstance(error, OSError) and error.filename is not None:
             # a file or directory named on the command line that cannot be written (or read):
@@ -75,14 +122,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             problem = _one_line(f"{error.filename}: {error.strerror}")
             print(f"kafkarep {args.command}: error: {problem}", file=sys.stderr)
             return BAD_INPUT
-        if os.environ.get("KAFKAREP_DEBUG"):
-            traceback.print_exc()
-        print(
-            f"kafkarep {args.command}: internal error: {error.__class__.__name__}: {error} "
-            "(set KAFKAREP_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
-        return INTERNAL_ERROR
+        return _internal_error(args.command, error)
+
+
+def _internal_error(command: str, error: Exception) -> int:
+    if os.environ.get("KAFKAREP_DEBUG"):
+        traceback.print_exc()
+    print(
+        f"kafkarep {command}: internal error: {error.__class__.__name__}: {error} "
+        "(set KAFKAREP_DEBUG=1 for the traceback)",
+        file=sys.stderr,
+    )
+    return INTERNAL_ERROR
 
 
 def _one_line(message: str) -> str:

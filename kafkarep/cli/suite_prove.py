@@ -12,26 +12,45 @@ import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-import z3
 from rich.console import Console
 from rich.markup import escape
 
-from kafkarep.cli.prove import Options, configure, not_encoded, prove_model, selected
 from kafkarep.common.exit_codes import internal_error
 from kafkarep.model.config import ModelConfig
 from kafkarep.output.suite import ERROR, MET, NOT_MET, SKIPPED
 from kafkarep.output.suite_proofs import COLOUR, NOT_ENCODED, Proved
-from kafkarep.symbolic.prove import Result
+
+# The prover needs Z3, the `prove` extra; `kafkarep suite` without --prove runs without it. The
+# first use of --prove (`check_settings`, before any model runs) then raises the import's
+# ModuleNotFoundError, which `kafkarep` reports in one line naming the extra (cli/main.py).
+try:
+    import z3
+
+    from kafkarep.cli.prove import Options, configure, not_encoded, prove_model, selected
+    from kafkarep.symbolic.prove import Result
+except ModuleNotFoundError as missing:
+    if missing.name != "z3":
+        raise
+    _NO_Z3: ModuleNotFoundError | None = missing
+else:
+    _NO_Z3 = None
+
+
+def _needs_z3() -> None:
+    if _NO_Z3 is not None:
+        raise _NO_Z3
 
 
 def options(workers: int, reports: Path) -> Options:
     """The suite's `--workers` (0: every core) discharge each model's obligations."""
+    _needs_z3()
     return Options(workers=workers or os.cpu_count() or 1, reports=reports, quiet=True)
 
 
 def check_settings(cfg: ModelConfig) -> None:
     """A bad `[prove]` key, or a property prove does not check among those of a model it
     encodes, stops the suite before anything runs (`UsageError`, exit code 2)."""
+    _needs_z3()
     cfg, _ = configure(cfg, Options())
     if not_encoded(cfg) is None:
         selected(cfg, None)
@@ -40,6 +59,7 @@ def check_settings(cfg: ModelConfig) -> None:
 def prove_one(cfg: ModelConfig, opts: Options, console: Console) -> Proved:
     """Prove one model in a process of its own; print one line, and what prove printed when it
     is not met."""
+    _needs_z3()
     proved = _in_child(cfg, opts)
     colour = COLOUR.get(proved.outcome, "red")
     console.print(

@@ -8,11 +8,13 @@ property, a model prove does not encode or skips, or an error) and the JSON.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafkarep.output.suite import MET, NOT_MET, SKIPPED, Case
-from kafkarep.symbolic.prove import Result
-from kafkarep.symbolic.verdict import Proof, unknown_notes
+
+if TYPE_CHECKING:  # the prover needs Z3 (the `prove` extra); a suite without --prove does not
+    from kafkarep.symbolic.prove import Result
+    from kafkarep.symbolic.verdict import Note, Proof
 
 NOT_ENCODED = "not encoded"  # a model prove refuses (the ZooKeeper-era controller, a [plan], ...)
 PROVE = "prove"  # the model-level case
@@ -36,7 +38,7 @@ class Proved(NamedTuple):
         """The verdicts by status: `2 proved, 1 unknown as noted`."""
         if self.proof is None:
             return self.note
-        notes = unknown_notes(self.proof.cfg)
+        notes = _unknown_notes(self.proof)
         tally: dict[str, int] = {}
         for r in self.proof.results:
             noted = r.status == "unknown" and r.property in notes
@@ -62,7 +64,7 @@ class Proved(NamedTuple):
             if self.outcome == SKIPPED:
                 return [Case(PROVE, "skipped", f"not proved: {self.note}")]
             return [Case(PROVE, "error", self.note or self.outcome, seconds=self.seconds)]
-        notes = unknown_notes(self.proof.cfg)
+        notes = _unknown_notes(self.proof)
         names = [r.property for r in self.proof.results]
         assigned: dict[str, list[str]] = {}
         for problem in self.problems:
@@ -107,3 +109,12 @@ def _summary(r: Result, noted: bool) -> tuple[str, str]:
             why += f"; {r.note}"
         return ("unknown as noted: " if noted else "unknown: ") + why, "\n".join(failed)
     return f"{r.status}: {r.note}", ""
+
+
+def _unknown_notes(proof: Proof) -> dict[str, Note]:
+    """The model's `[prove] unknown` notes. Imported here rather than at the top: the prover's
+    modules need Z3 (the `prove` extra), which a suite run without --prove does without, and a
+    `Proof` exists only where Z3 does."""
+    from kafkarep.symbolic.verdict import unknown_notes
+
+    return unknown_notes(proof.cfg)

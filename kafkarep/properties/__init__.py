@@ -1,4 +1,7 @@
-"""The properties kafkarep checks, each declared once, read by every engine.
+"""The properties kafkarep checks, each declared once, read by the explorer, Spark, Hypothesis,
+`replay`, the suite and `graph`. The prover (`kafkarep prove`) reads their names and kinds here
+and encodes six of their clauses as Z3 terms of its own (`kafkarep/symbolic/properties.py`),
+compared with these on explored states by its agreement check.
 
 An `always` property is a conjunction of named clauses, each a predicate over one state that
 returns None when it holds or a witness sentence when it does not. A `sometimes` property is a
