@@ -42,6 +42,7 @@ def test_a_differential_run_agrees(kafka: Any) -> None:
         assert result.agreed + result.unsupported == 150 and result.agreed > 100
 
 
+@pytest.mark.slow
 @needs_oracle
 def test_a_seeded_disagreement_is_found_and_shrunk(
     kafka: Any, monkeypatch: pytest.MonkeyPatch

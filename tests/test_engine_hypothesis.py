@@ -310,9 +310,9 @@ def _mutations(result: str) -> list[Any]:
     for path in paths:
         if load_model(path).expect.result != result:
             continue
-        marks = [] if path.stem in QUICK else [pytest.mark.slow]
         if result == "violates" and path.stem in NOT_FOUND:
-            marks.append(pytest.mark.skip(reason=NOT_FOUND[path.stem]))
+            continue  # not a test until Hypothesis finds it (docs/history.md)
+        marks = [] if path.stem in QUICK else [pytest.mark.slow]
         params.append(pytest.param(path, id=path.stem, marks=marks))
     return params
 

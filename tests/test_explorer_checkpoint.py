@@ -82,6 +82,7 @@ def killed(model: Path, work: Path, at_depth: int, workers: int) -> int:
     return depth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "at_depth", "workers"),
     [(REASSIGNMENT, 8, 2), (MUTATION, 6, 1)],
@@ -259,6 +260,7 @@ def resumes_after_kills(
         assert resumed == expected, (phase, level, workers)
 
 
+@pytest.mark.slow
 def test_killed_at_a_failpoint_of_each_phase_resumes(
     uninterrupted: dict[str, Any], tmp_path: Path
 ) -> None:

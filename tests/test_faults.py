@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kafkarep import properties
 from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
@@ -132,6 +134,7 @@ def test_without_kafka_15221_the_leader_takes_the_old_incarnations_offset() -> N
 LAGGING = ROOT / "models" / "faults" / "lagging_controller.toml"
 
 
+@pytest.mark.slow
 def test_with_kraft_s_guard_a_failover_changes_nothing() -> None:
     base = parse_model(
         {

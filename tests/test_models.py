@@ -1,8 +1,9 @@
 """Every explorer model in `models/` meets its [expect]: the verdict, the pinned shortest depths,
 the pinned state count, and every counterexample replays through the rules.
 
-Small models run in the default suite; the larger ones under `-m slow`; the shipped-bounds model
-(19.4 M states) only in `kafkarep check` or `benchmarks/explore.py`.
+The small models run here, in the default suite (marked `models`: `.ci/run` leaves them to
+`kafkarep suite models`, so that each model is checked once); the larger ones only in `kafkarep
+suite` (`.ci/run`, and `.ci/nightly` with `--slow`), which replays their counterexamples too.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.properties.model_files import load_model
 from tests.helpers import ROOT
 
-FAST_LIMIT = 120_000  # pinned distinct states up to which a model runs in the default suite
-SLOW_LIMIT = 2_200_000
+FAST_LIMIT = 60_000  # pinned distinct states up to which a model runs here
 
 
 def _explorer_models() -> list[tuple[Path, ModelConfig]]:
@@ -33,12 +33,8 @@ def _explorer_models() -> list[tuple[Path, ModelConfig]]:
 MODELS = _explorer_models()
 
 
-def _param(path: Path, cfg: ModelConfig) -> object:
-    pinned = cfg.expect.distinct_states or 0
-    marks = [pytest.mark.slow] if pinned > FAST_LIMIT else []
-    if pinned > SLOW_LIMIT:
-        marks.append(pytest.mark.skip(reason=f"{pinned:,} states: run by benchmarks/explore.py"))
-    return pytest.param(path, id=str(path.relative_to(ROOT / "models")), marks=marks)
+def _param(path: Path) -> object:
+    return pytest.param(path, id=str(path.relative_to(ROOT / "models")))
 
 
 def test_every_explorer_model_pins_its_expectation() -> None:
@@ -50,7 +46,11 @@ def test_every_explorer_model_pins_its_expectation() -> None:
             assert all(depth for _, depth in cfg.expect.violates), f"{path}: pin the depths"
 
 
-@pytest.mark.parametrize("path", [_param(p, c) for p, c in MODELS])
+@pytest.mark.models
+@pytest.mark.parametrize(
+    "path",
+    [_param(p) for p, c in MODELS if (c.expect.distinct_states or 0) <= FAST_LIMIT],
+)
 def test_model_meets_its_expectations(path: Path, tmp_path: Path) -> None:
     summary = tmp_path / "summary.json"
     args = ["check", "--quiet", "--reports", str(tmp_path), "--json", str(summary), str(path)]

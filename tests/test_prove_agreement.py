@@ -152,6 +152,7 @@ result = "holds"
 """
 
 
+@pytest.mark.slow
 def test_a_controller_rule_is_one_writing_that_prove_follows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,7 @@ LEMMAS = tuple(i for i in invariants.ALL_INVARIANTS if i.name in STRUCTURE)
 STATES, STATES_TO_10 = 21868, 1895
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
 def test_min_isr_commit_is_proved_on_the_reassignment_shape(tmp_path: Path, model: Path) -> None:
     code, report = prove(
@@ -69,6 +70,7 @@ def test_a_replica_is_removed_or_added_for_good_only_with_one_reassignment() -> 
     assert assignment.once_removed(cancels, 3) and not assignment.once_added(cancels, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
 def test_the_invariants_hold_on_every_reachable_state_to_depth_12(model: Path) -> None:
     states, unsound = check_invariants(load_model(model), 12, LEMMAS, invariants.FACTS, workers=2)
@@ -76,6 +78,7 @@ def test_the_invariants_hold_on_every_reachable_state_to_depth_12(model: Path) -
     assert not unsound, [u.invariant for u in unsound]
 
 
+@pytest.mark.slow
 def test_the_quorum_argument_holds_on_every_reachable_state_to_depth_10() -> None:
     """The completeness proofs' invariants and facts (the quorum argument, restated over a
     leader's continuous leadership: `Ghost.led_since`) hold where a completion keeps the leader

@@ -62,6 +62,7 @@ def test_an_encoding_that_ignores_the_refusal_disagrees(
     assert {d.where for d in found.disagreements} == {DISAGREES[name]}
 
 
+@pytest.mark.slow
 def test_the_safety_properties_are_proved_where_the_follower_never_appends(
     tmp_path: Path,
 ) -> None:
@@ -75,6 +76,7 @@ def test_the_safety_properties_are_proved_where_the_follower_never_appends(
     assert [r["status"] for r in report["results"]] == ["proved"] * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REFUSING))
 def test_the_invariants_hold_on_every_reachable_state(name: str) -> None:
     _, states = REFUSING[name]
@@ -85,6 +87,7 @@ def test_the_invariants_hold_on_every_reachable_state(name: str) -> None:
     assert not unsound, [u.invariant for u in unsound]
 
 
+@pytest.mark.slow
 def test_the_min_isr_one_elr_clause_holds_and_a_wrong_one_is_caught(tmp_path: Path) -> None:
     """With MinISR 1 only the last ISR member enters the ELR (`registration_shape`). On the
     model where the follower never appends, with two fences (the leader's puts it in the ELR),

@@ -27,6 +27,7 @@ KAFKA_19522 = (
 )
 
 
+@pytest.mark.slow
 def test_min_isr_commit_is_proved_with_elr_off_and_brokers_that_stop(tmp_path: Path) -> None:
     code, report = prove(
         tmp_path, "--no-bmc", "--property", "min_isr_commit", "--workers", "2", str(LRS)
@@ -37,6 +38,7 @@ def test_min_isr_commit_is_proved_with_elr_off_and_brokers_that_stop(tmp_path: P
     assert result["obligations"] == result["obligations_proved"] == 216
 
 
+@pytest.mark.slow
 def test_the_invariants_hold_on_every_reachable_state_of_the_model() -> None:
     cfg = load_model(LRS)
     lemmas = tuple(i for i in invariants.ALL_INVARIANTS if i.name in STRUCTURE)
@@ -56,6 +58,7 @@ def _keeps_committed_log(enc: Any, sym: Any) -> Any:
     )
 
 
+@pytest.mark.slow
 def test_two_workers_find_what_one_does() -> None:
     """The states are shared between two processes: the same states are counted, and each wrong
     invariant or fact is reported at the same first state as by one process."""
@@ -88,6 +91,7 @@ def test_a_wrong_invariant_about_stopped_brokers_is_caught() -> None:
     assert obligation.status == "failed" and obligation.cti is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "obligations"), [(SHIPPED, 252), (KAFKA_19522, 270)])
 def test_min_isr_commit_is_proved_where_the_last_known_leader_recovers(
     tmp_path: Path, model: Path, obligations: int

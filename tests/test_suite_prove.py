@@ -25,6 +25,7 @@ def suite(tmp_path: Path, *args: str) -> int:
     return main(["suite", "--prove", "--workers", "1", "--reports", str(reports), *args])
 
 
+@pytest.mark.slow
 def test_prove_verdicts_beside_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,6 +113,7 @@ def test_a_prove_not_met_exits_1_and_fails_its_case(
     assert entry["outcome"] == "met" and entry["prove"]["outcome"] == "not met"
 
 
+@pytest.mark.slow
 def test_a_slow_proof_is_skipped_unless_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

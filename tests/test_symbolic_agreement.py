@@ -216,6 +216,7 @@ def test_a_free_election_of_an_ineligible_replica_is_found(monkeypatch: pytest.M
     assert any("elects" in d.problem for d in result.disagreements)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["kip966_small.toml", "reassignment.toml"])
 def test_the_history_variables_are_read_by_nothing_else(model: str) -> None:
     """`Ghost.committed_in` and `Ghost.led_since` are history variables of the proofs: no guard

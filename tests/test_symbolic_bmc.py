@@ -32,6 +32,7 @@ def test_last_replica_standing_is_found_and_replays(tmp_path: Path) -> None:
     assert main(["replay", "--quiet", result["trace_file"]]) == 0
 
 
+@pytest.mark.slow
 def test_from_every_initial_state_of_the_shape_and_replay_from_it(tmp_path: Path) -> None:
     """The Last Replica Standing, in a model whose own initial ISR is the leader alone (so it
     cannot write before the ISR grows): from another initial state of its shape (an ISR of two)
@@ -90,6 +91,7 @@ def test_the_mutations_are_split_by_their_expectation() -> None:
     assert len(VIOLATING) == 4 and all(_pinned_depth(m) > 0 for m in VIOLATING)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", [_violating(m) for m in VIOLATING])
 def test_every_violating_mutation_is_violated_with_a_trace_that_replays(
     tmp_path: Path, model: Path

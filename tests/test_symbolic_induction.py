@@ -73,6 +73,7 @@ def test_a_failed_obligation_prints_a_labelled_counterexample_to_induction(
     assert ctis and LABEL in ctis[0].read_text()
 
 
+@pytest.mark.slow
 def test_every_auxiliary_invariant_holds_on_every_reachable_state() -> None:
     """An invariant used to strengthen a proof must be true of every reachable state: each one
     (and each history fact, on every record a broker may still apply) is evaluated on every
@@ -240,6 +241,7 @@ def completeness_is_proved(tmp_path: Path, brokers: int) -> None:
     assert all(r["obligations"] == r["obligations_proved"] > 600 for r in results)
 
 
+@pytest.mark.slow
 def test_completeness_is_proved_by_induction_for_three_brokers(tmp_path: Path) -> None:
     completeness_is_proved(tmp_path, 3)
 
@@ -537,6 +539,7 @@ def _conjunction_of(parts: list[tuple[list[Any], Any]]) -> Any:
     return z3.And(*(z3.Implies(z3.And(*premises), part) for premises, part in parts))
 
 
+@pytest.mark.slow
 def test_a_goal_asked_in_parts_is_the_goal() -> None:
     """`conjuncts` splits a step's goal into parts asked one by one (their disjunction broken
     is the goal broken): the parts' conjunction is equivalent to the goal, for the shapes the

@@ -1,0 +1,63 @@
+# Sourced by .ci/run and .ci/nightly: `step NAME COMMAND...` runs a command, prints its wall time,
+# and goes on after a failure; `summary` prints every step's time and result, the total, and
+# returns non-zero when a step failed.
+STEP_NAMES=()
+STEP_SECONDS=()
+STEP_RESULTS=()
+STEPS_STARTED=$(date +%s)
+
+step() {
+  local name=$1
+  shift
+  local started result
+  started=$(date +%s)
+  echo "=== ${name}: $*"
+  if "$@"; then result=ok; else result="FAILED (exit $?)"; fi
+  local seconds=$(($(date +%s) - started))
+  echo "=== ${name}: ${result} in ${seconds} s"
+  STEP_NAMES+=("$name")
+  STEP_SECONDS+=("$seconds")
+  STEP_RESULTS+=("$result")
+}
+
+summary() {
+  local total=$(($(date +%s) - STEPS_STARTED)) failed=0 i
+  printf '\n%-44s %8s  %s\n' "step" "seconds" "result"
+  for i in "${!STEP_NAMES[@]}"; do
+    printf '%-44s %8s  %s\n' "${STEP_NAMES[$i]}" "${STEP_SECONDS[$i]}" "${STEP_RESULTS[$i]}"
+    [[ ${STEP_RESULTS[$i]} == ok ]] || failed=$((failed + 1))
+  done
+  printf '%-44s %8s  %s\n' "total" "$total" "$([[ $failed == 0 ]] && echo ok || echo "$failed failed")"
+  [[ $failed == 0 ]]
+}
+
+# What the tiers need beyond Python: Java 17 (Spark, the oracle, the KRaft cluster), Maven (the
+# oracle's jars from Maven Central), Chromium (the HTML report's browser test).
+install_system() {
+  local missing=()
+  command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  if ((${#missing[@]})); then
+    apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+# Kafka's own controller as the oracle, built for each release (docs/oracle.md)
+build_oracles() {
+  local release
+  for release in $(python3 -c 'from kafkarep.kafka.releases import RELEASES; print(*RELEASES)'); do
+    bash oracle/build.sh "$release" >/dev/null || return 1
+  done
+}
+
+# Real KRaft clusters (tests/kraft/scenarios.py): each scenario on a fresh cluster, and every
+# scenario's dumped metadata log explained by the rules, as text and from the segment files.
+kraft_scenarios() {
+  local logs log
+  logs=$(mktemp -d)
+  python3 -m tests.kraft.scenarios --out "$logs" --segments "$@" || return 1
+  for log in "$logs"/*.txt "$logs"/*.segments; do
+    kafkarep validate-log "$log" || return 1
+  done
+}
