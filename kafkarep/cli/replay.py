@@ -64,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(f"{args.trace}: #meta.kafkarep.initial: {error} in {cfg.path}") from None
     clause = meta["property"]
-    check = _clause(clause)
-    prop = registry.BY_NAME.get(clause)
+    known = registry.by_name(cfg)  # the built-in properties and the model's own
+    check = _clause(clause, known)
+    prop = known.get(clause)
     if meta.get("loop") is not None and (prop is None or not prop.liveness):
         raise UsageError(
             f"{args.trace}: #meta.kafkarep.loop given for {clause!r}, not a liveness property"
@@ -158,9 +159,9 @@ def _subject(cfg: ModelConfig, prop: Property, states: list[ClusterState], loop:
     return None
 
 
-def _clause(name: str) -> Any:
+def _clause(name: str, known: dict[str, Property]) -> Any:
     prop_name, _, clause_name = name.partition(".")
-    prop = registry.BY_NAME.get(prop_name)
+    prop = known.get(prop_name)
     if prop is None or prop.kind != "always":
         return None
     for clause in prop.clauses:

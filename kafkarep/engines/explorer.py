@@ -447,7 +447,7 @@ class _Pool:
                 index = self.conns.index(ready_conn)  # type: ignore[arg-type]
                 reply = self.conns[index].recv()
                 if isinstance(reply, _Failure):
-                    raise RuntimeError(f"explorer worker {index} failed: {reply.message}")
+                    raise _raised(index, reply)
                 results[index] = reply
                 del waiting[index]
             if waiting and method == "expand":
@@ -570,7 +570,7 @@ class _Pool:
         conn.send((method, args))
         reply = conn.recv()
         if isinstance(reply, _Failure):
-            raise RuntimeError(f"explorer worker {index} failed: {reply.message}")
+            raise _raised(index, reply)
         return reply
 
     def check(self, skip: set[str]) -> dict[str, tuple[int, str]]:
@@ -601,6 +601,13 @@ class _Pool:
 
 class _Failure(NamedTuple):
     message: str
+    bad_input: bool = False  # a `UsageError` (a user's property clause that raised): exit 2
+
+
+def _raised(index: int, failure: _Failure) -> Exception:
+    if failure.bad_input:
+        return UsageError(failure.message)
+    return RuntimeError(f"explorer worker {index} failed: {failure.message}")
 
 
 def _worker(explorer: Explorer, workdir: Path, tick: Callable[[int, int], None]) -> Worker:
@@ -641,6 +648,8 @@ def _serve(conn: Connection, explorer: Explorer, index: int, counters: Any, work
                 reply = worker.expand(seen, deadline, reached, steps)
             else:
                 reply = getattr(worker, method)(*args)
+        except UsageError as error:
+            reply = _Failure(str(error), bad_input=True)
         except Exception as error:
             reply = _Failure(f"{error.__class__.__name__}: {error}")
         conn.send(reply)

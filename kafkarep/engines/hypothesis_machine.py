@@ -144,7 +144,7 @@ def new_session(
     per_actor: bool = False,
 ) -> Session:
     """A session over the model's selected properties (or `chosen`), less the clauses in `skip`."""
-    chosen = registry.select(cfg.check.properties) if chosen is None else chosen
+    chosen = registry.of_model(cfg, with_liveness=False) if chosen is None else chosen
     always, sometimes = clauses(chosen, skip)
     return Session(cfg, Judge(cfg, always), sometimes, tally or Tally(None), swarm, per_actor)
 
@@ -378,7 +378,7 @@ def explore(
     max_seconds = options.limits.max_seconds if options.limits else cfg.check.max_seconds
     tally = Tally(progress, time.monotonic() + max_seconds if max_seconds else 0.0)
     tally.shrink_examples = SHRINK_EXAMPLES
-    chosen = registry.select(cfg.check.properties)
+    chosen = registry.of_model(cfg, with_liveness=False)
     expected = [name for name, _ in cfg.expect.violates]
     violations: dict[str, Discovery] = {}
     needed: dict[str, int] = {}

@@ -68,8 +68,8 @@ def clauses(chosen: Iterable[Property], skip: Iterable[str] = ()) -> Clauses:
 
 @cache
 def model_clauses(cfg: ModelConfig) -> Clauses:
-    """The clauses of the properties the model selects (`[check] properties`)."""
-    return clauses(registry.select(cfg.check.properties))
+    """The clauses of the properties the model selects (`[check] properties`, its own too)."""
+    return clauses(registry.of_model(cfg, with_liveness=False))
 
 
 def conjunction(checks: list[StateCheck]) -> Callable[[ModelConfig, ClusterState], bool]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -115,6 +116,9 @@ class SparkRun:
             raise
         except Exception as error:
             if error.__class__.__name__ == "Py4JJavaError":
+                bad = bad_input(str(error))  # a user's property clause that raised, say
+                if bad is not None:
+                    raise UsageError(bad) from None
                 raise RuntimeError(f"Spark job failed: {first_line(error)}") from None
             raise
         finally:
@@ -315,6 +319,13 @@ class SparkRun:
         if missing:
             raise UsageError(f"--resume: {folder} lacks the files of partitions {missing}")
         return saved
+
+
+def bad_input(text: str) -> str | None:
+    """The message of a `UsageError` a task raised (a user's property clause that raised), from
+    the text of the error that crossed from the executor through the JVM; None when none did."""
+    found = re.findall(r"^(?:\w+\.)*UsageError: (.+)$", text, flags=re.MULTILINE)
+    return found[-1].strip() if found else None
 
 
 def _level_keys(outcome: list[tuple[int, np.ndarray, Any, float]]) -> tuple[np.ndarray, np.ndarray]:

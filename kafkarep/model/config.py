@@ -7,6 +7,7 @@ docs/models.md for every key.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,6 +34,16 @@ class Table(NamedTuple):
     pairs: tuple[tuple[str, Any], ...]
 
 
+class PropertyModule(NamedTuple):
+    """A module of the user's own properties (`[check] extra_properties`): its path, resolved
+    against the model file's directory, and its source, read with the model. The model carries
+    the source so that every process holding it (a forked explorer worker, a Spark executor on
+    another machine) builds the same properties from it (`kafkarep/properties/extra.py`)."""
+
+    path: str
+    source: str
+
+
 class CheckConfig(NamedTuple):
     engine: str = "explorer"
     symmetry: bool = False
@@ -46,6 +57,8 @@ class CheckConfig(NamedTuple):
     properties: tuple[str, ...] | None = None  # None: every safety property
     liveness: bool = False  # check every liveness property too (properties/liveness.py)
     unfair: tuple[str, ...] = ()  # healing families without fairness (properties/fairness.py)
+    # the user's own properties, checked beside the built-in ones (docs/user-properties.md)
+    extra_properties: tuple[PropertyModule, ...] = ()
 
 
 class Expectation(NamedTuple):
@@ -145,6 +158,7 @@ SECTIONS = {
         "properties",
         "liveness",
         "unfair",
+        "extra_properties",
     },
     "expect": {"result", "distinct_states", "violates", "reached", "within_depth"},
     # Settings of one engine or extension, read by it (see ModelConfig.setting).
@@ -276,6 +290,9 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         raise ModelError("[faults] reassignments > 0 needs [reassignment] targets")
 
     check, expect = _bounded(_check(raw.get("check", {})), _expect(raw.get("expect", {})))
+    modules = _property_modules(raw.get("check", {}), path)
+    if modules:
+        check = check._replace(extra_properties=modules)
     return ModelConfig(
         path=path,
         name=str(model.get("name", Path(path).stem)),
@@ -406,6 +423,31 @@ def _check(section: dict[str, Any]) -> CheckConfig:
         liveness=_bool(section, "check", "liveness", False),
         unfair=tuple(unfair),
     )
+
+
+def _property_modules(section: dict[str, Any], path: str) -> tuple[PropertyModule, ...]:
+    """`[check] extra_properties`: each module's path, relative to the model file's directory
+    (to the working directory for a model given as parsed TOML), and its source."""
+    paths = section.get("extra_properties", [])
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        raise ModelError(
+            '[check] extra_properties must be a list of Python files ("../properties/NAME.py")'
+        )
+    modules: list[PropertyModule] = []
+    for given in paths:
+        if not given.endswith(".py"):
+            raise ModelError(f"[check] extra_properties: {given}: not a Python file (.py)")
+        resolved = os.path.normpath(Path(path).parent / given)
+        if any(m.path == resolved for m in modules):
+            raise ModelError(f"[check] extra_properties names {given} twice")
+        try:
+            source = read_text(Path(resolved), "Python", ModelError)
+        except ModelError as error:
+            raise ModelError(
+                f"[check] extra_properties: {error} (a path is relative to the model file)"
+            ) from None
+        modules.append(PropertyModule(resolved, source))
+    return tuple(modules)
 
 
 def _expect(section: dict[str, Any]) -> Expectation:

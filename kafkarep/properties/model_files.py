@@ -2,7 +2,8 @@
 names it gives are checked against what defines them: the guards it switches off (`[rules]
 disable_guards`) against the rules' and the model's (`model/guard_catalogue.py`), the properties
 it checks and expects (`[check] properties`, `[expect] violates` and `reached`) against the
-properties'. Every engine and command loads a model through `load_model` here."""
+properties', the model's own among them (`[check] extra_properties`, built here first: a bad
+module is one line naming it). Every engine and command loads a model through `load_model`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from kafkarep.model import config
 from kafkarep.model.actions import FAMILIES
 from kafkarep.model.config import ModelConfig, ModelError
 from kafkarep.model.guard_catalogue import all_guards
+from kafkarep.properties.base import Property
 from kafkarep.rules.guards import REFUSED
 
 
@@ -51,9 +53,10 @@ def check_names(cfg: ModelConfig) -> None:
                 f"[check] unfair names an unknown action family {name!r}; "
                 f"known: {', '.join(sorted(known_families))}"
             )
-    _known_properties(cfg.check.properties or (), "[check] properties")
-    _known_properties((name for name, _ in cfg.expect.violates), "[expect] violates")
-    _known_properties(cfg.expect.reached, "[expect] reached")
+    own = properties.extra_of(cfg)
+    _known_properties(cfg.check.properties or (), "[check] properties", own)
+    _known_properties((name for name, _ in cfg.expect.violates), "[expect] violates", own)
+    _known_properties(cfg.expect.reached, "[expect] reached", own)
     bound = cfg.expect.within_depth
     live = [p.name for p in properties.of_model(cfg) if p.liveness]
     if bound is not None and live:
@@ -63,8 +66,8 @@ def check_names(cfg: ModelConfig) -> None:
         )
 
 
-def _known_properties(names: Iterable[str], where: str) -> None:
-    known = properties.clause_names()
+def _known_properties(names: Iterable[str], where: str, own: tuple[Property, ...]) -> None:
+    known = properties.clause_names(own)
     for name in names:
         if name not in known:
             raise ModelError(

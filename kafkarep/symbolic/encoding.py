@@ -53,6 +53,12 @@ class Encoding:
         abstract_history: bool = False,
         free_elections: bool = False,
     ) -> None:
+        if cfg.check.extra_properties:  # a user's own properties (docs/user-properties.md)
+            own = ", ".join(m.path for m in cfg.check.extra_properties)
+            raise AbstractionError(
+                f"it has no encoding of the model's own properties ([check] extra_properties: "
+                f"{own}); check them with the explorer, Spark or Hypothesis"
+            )
         if cfg.options.controller != "kraft":
             raise AbstractionError("the symbolic engine encodes the KRaft controller rules only")
         if cfg.truncation != "leader-epoch" or not cfg.current_leader_epoch_in_fetch:
