@@ -71,7 +71,7 @@ def add_parser(commands: Any) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="seconds per induction obligation, and for the BMC query "
+        help="seconds per induction obligation, and for the BMC search over every depth "
         "(default [prove] timeout, 120)",
     )
     parser.add_argument(

@@ -4,6 +4,8 @@ Per property: `proved` when every obligation of its invariants (the property's c
 auxiliary invariants it needs) is discharged; otherwise bounded model checking looks for a
 violation up to the depth and, when it finds one, decodes it into a concrete trace that the
 rules replay (`violated`); otherwise `unknown`, naming the obligation that failed or timed out.
+Bounded model checking deepens from depth 0 and stops at the first depth with a violation (a
+shortest one); on a timeout it names the depth it had cleared (`bmc.check`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from kafkarep.symbolic.properties import clauses_of
 
 class Settings(NamedTuple):
     depth: int = 12
-    timeout: float = 60.0  # per obligation, and for the whole BMC query
+    timeout: float = 60.0  # per obligation, and for the whole BMC search (every depth)
     induction: bool = True
     bmc: bool = True
     every_initial: bool = False  # BMC from every initial state of the shape
@@ -117,7 +119,7 @@ def prove_property(
     )
     if not outcome.found:
         note = (
-            f"bounded model checking timed out (depth {settings.depth})"
+            timed_out_note(outcome.depth)
             if outcome.timed_out
             else f"no violation within {settings.depth} steps"
         )
@@ -156,6 +158,13 @@ def prove_property(
         witness,
         initial,
     )
+
+
+def timed_out_note(cleared: int) -> str:
+    """What a BMC search that ran out of time had settled: every depth up to `cleared` (-1:
+    none) has no violation, and the next one was being asked."""
+    cleared_part = f"no violation within {cleared} steps" if cleared >= 0 else "no depth cleared"
+    return f"bounded model checking timed out at depth {cleared + 1}; {cleared_part}"
 
 
 def bmc_error(clause: str) -> Exception:
