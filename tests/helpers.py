@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,10 @@ from kafkarep.kafka.metadata import (
     TopicConfig,
     options_for_version,
 )
+from kafkarep.model.actions import successors
+from kafkarep.model.config import ModelConfig
+from kafkarep.model.initial import initial_state
+from kafkarep.model.state import ClusterState
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -107,3 +113,24 @@ def error_line(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
     return err.strip()
+
+
+def reachable(
+    cfg: ModelConfig, walks: int, length: int, seed: int, levels: int = 3
+) -> Iterator[ClusterState]:
+    """States of the plain (unreduced) rules: the first levels breadth-first, then random walks
+    that go deep, where responses go stale and brokers restart."""
+    rng = random.Random(seed)
+    start = initial_state(cfg)
+    level = [start]
+    for _ in range(levels):
+        yield from level
+        level = [t for s in level for _, t in successors(cfg, s)]
+    for _ in range(walks):
+        state = start
+        for _ in range(length):
+            options = list(successors(cfg, state))
+            if not options:
+                break
+            _, state = rng.choice(options)
+            yield state

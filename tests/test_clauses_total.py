@@ -13,7 +13,6 @@ strategies in step with the state)."""
 from __future__ import annotations
 
 import os
-import random
 import tomllib
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -35,9 +34,8 @@ from kafkarep.kafka.metadata import (
     PartitionRegistration,
 )
 from kafkarep.model import actions
-from kafkarep.model.actions import Action, data, successors
+from kafkarep.model.actions import Action, data
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.initial import initial_state
 from kafkarep.model.replay import replay_path
 from kafkarep.model.state import (
     AlterPartitionResponse,
@@ -58,7 +56,7 @@ from kafkarep.properties.base import MaskCheck, StateCheck, StepCheck
 from kafkarep.properties.log_matching import stable_prefixes_agree
 from kafkarep.properties.model_files import load_model, parse_model
 from kafkarep.rules import AlterPartitionRequest
-from tests.helpers import ROOT
+from tests.helpers import ROOT, reachable
 
 MODELS = (
     "kip966_small.toml",
@@ -96,28 +94,10 @@ MASKS: list[tuple[str, MaskCheck]] = [
 # --- reachable states --------------------------------------------------------------------------
 
 
-def walk(cfg: ModelConfig, walks: int, length: int, seed: int) -> Iterator[ClusterState]:
-    """The first levels breadth-first, then random walks that go deep."""
-    rng = random.Random(seed)
-    start = initial_state(cfg)
-    level = [start]
-    for _ in range(2):
-        yield from level
-        level = [t for s in level for _, t in successors(cfg, s)]
-    for _ in range(walks):
-        state = start
-        for _ in range(length):
-            options = list(successors(cfg, state))
-            if not options:
-                break
-            _, state = rng.choice(options)
-            yield state
-
-
 @cache
 def sample(model: str) -> tuple[ModelConfig, tuple[ClusterState, ...]]:
     cfg = load_model(ROOT / "models" / model)
-    return cfg, tuple(dict.fromkeys(walk(cfg, walks=8, length=30, seed=3)))
+    return cfg, tuple(dict.fromkeys(reachable(cfg, walks=8, length=30, seed=3, levels=2)))
 
 
 # --- corrupting one field ----------------------------------------------------------------------

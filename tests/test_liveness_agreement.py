@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -80,17 +81,23 @@ def _unfair_stutter(cfg: ModelConfig, path: list[int]) -> tuple[list[int], int]:
     raise AssertionError("no state of the lasso has a fair step enabled")
 
 
-@pytest.mark.parametrize("model", [p for p in LIVENESS if load_model(p).expect.violates], ids=_name)
-def test_a_lasso_made_unfair_is_refused_by_both(
-    tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    cfg = load_model(model)
+def _unfair_trace(tmp_path: Path, cfg: ModelConfig, model: Path) -> tuple[Path, dict[str, Any]]:
+    """A lasso the explorer reported on the model, rewritten into an unfair stutter."""
     trace = _lassos(tmp_path, model)[0]
     document = json.loads(trace.read_text())
     meta = document["#meta"]["kafkarep"]
     meta["path"], meta["loop"] = _unfair_stutter(cfg, meta["path"])
     document["states"] = document["states"][: meta["loop"] + 1]
     trace.write_text(json.dumps(document))
+    return trace, meta
+
+
+@pytest.mark.parametrize("model", [p for p in LIVENESS if load_model(p).expect.violates], ids=_name)
+def test_a_lasso_made_unfair_is_refused_by_both(
+    tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = load_model(model)
+    trace, meta = _unfair_trace(tmp_path, cfg, model)
     capsys.readouterr()
     assert main(["replay", "--quiet", str(trace)]) == 1
     assert "the cycle is not fair" in capsys.readouterr().out
@@ -154,12 +161,7 @@ def test_replay_with_an_enabled_set_missing_a_unit_would_confirm_an_unfair_lasso
     the test above is confirmed; so that test fails when replay's enabled set is wrong."""
     model = LIVENESS[0]
     cfg = load_model(model)
-    trace = _lassos(tmp_path, model)[0]
-    document = json.loads(trace.read_text())
-    meta = document["#meta"]["kafkarep"]
-    meta["path"], meta["loop"] = _unfair_stutter(cfg, meta["path"])
-    document["states"] = document["states"][: meta["loop"] + 1]
-    trace.write_text(json.dumps(document))
+    trace, _ = _unfair_trace(tmp_path, cfg, model)
     monkeypatch.setattr(fairness, "enabled_units", lambda cfg, state: frozenset())
     capsys.readouterr()
     assert main(["replay", "--quiet", str(trace)]) == 0

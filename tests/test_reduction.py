@@ -5,8 +5,6 @@ them."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +15,10 @@ from kafkarep.engines.explorer import Explorer
 from kafkarep.engines.results import Limits
 from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.initial import initial_state
 from kafkarep.model.reduction import IDLE_ALTER_PARTITION, STALE_FETCH, reduce
 from kafkarep.model.state import ClusterState, Status
 from kafkarep.properties.model_files import load_model
-from tests.helpers import ROOT
+from tests.helpers import ROOT, reachable
 
 MODELS = ROOT / "models"
 # Every model shape and rule option, with the guards the mutations switch off.
@@ -54,25 +51,6 @@ SAMPLE = {"walks": 30, "length": 45, "seed": 2}
 # Models whose sampled states have nothing to reduce: no leader changes while a response or a
 # request is in flight, and no restart.
 NOTHING_TO_REDUCE = {"reassignment_stuck.toml"}
-
-
-def reachable(cfg: ModelConfig, walks: int, length: int, seed: int) -> Iterator[ClusterState]:
-    """States of the plain (unreduced) rules: a breadth-first start, then random walks that go
-    deep, where responses go stale and brokers restart."""
-    rng = random.Random(seed)
-    start = initial_state(cfg)
-    level = [start]
-    for _ in range(3):
-        yield from level
-        level = [t for s in level for _, t in successors(cfg, s)]
-    for _ in range(walks):
-        state = start
-        for _ in range(length):
-            options = list(successors(cfg, state))
-            if not options:
-                break
-            _, state = rng.choice(options)
-            yield state
 
 
 def steps(cfg: ModelConfig, state: ClusterState) -> list[tuple[str, int, ClusterState]]:
