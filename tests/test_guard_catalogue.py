@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +14,8 @@ import kafkarep
 from kafkarep.model.config import ModelError
 from kafkarep.model.guard_catalogue import MODULES, all_guards
 from kafkarep.properties.model_files import parse_model
-from kafkarep.rules.guards import Guard
+from kafkarep.rules.guards import REFUSED, Guard
+from tests.helpers import ROOT
 
 
 def _every_guard() -> dict[str, Guard]:
@@ -42,3 +45,34 @@ def test_an_unknown_guard_or_property_is_a_model_error() -> None:
         parse_model({**base, "rules": {"disable_guards": ["fetch.no_such_guard"]}})
     with pytest.raises(ModelError, match=r"\[check\] properties names an unknown property"):
         parse_model({**base, "check": {"properties": ["no_such_property"]}})
+
+
+def guard_names_written_as_strings(files: list[Path]) -> list[str]:
+    """Every string constant in these modules that is a guard's qualified name (`area.name`):
+    a guard named so is unchecked (a typo turns it on for good)."""
+    names = set(all_guards()) | {REFUSED + name for name in all_guards()}
+    found = []
+    for file in files:
+        for node in ast.walk(ast.parse(file.read_text(), str(file))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                found.append(f"{file}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_the_prover_refers_to_every_guard_by_its_object() -> None:
+    """`Encoding.passes(guard, holds)` and `Encoding.guard_on(guard)` take the model's `Guard`,
+    so a misspelt guard is an import error and mypy's, never a guard on for good."""
+    prover = sorted((ROOT / "kafkarep" / "symbolic").rglob("*.py"))
+    assert len(prover) > 40
+    assert guard_names_written_as_strings(prover) == []
+
+
+def test_a_guard_named_by_a_string_is_found(tmp_path: Path) -> None:
+    """Seeded: a copy of a prover module that names its guard by string again."""
+    text = (ROOT / "kafkarep" / "symbolic" / "transition" / "hwm.py").read_text()
+    assert "enc.passes(isr_at_min_isr, " in text
+    seeded = tmp_path / "hwm.py"
+    named = text.replace("enc.passes(isr_at_min_isr, ", 'enc.passes("hwm.isr_at_min_isr", ')
+    seeded.write_text(named)
+    line = next(n for n, t in enumerate(seeded.read_text().splitlines(), 1) if '"hwm.' in t)
+    assert guard_names_written_as_strings([seeded]) == [f"{seeded}:{line}: 'hwm.isr_at_min_isr'"]

@@ -1,5 +1,5 @@
 """`[rules] refuse_guards` in the prover's encoding: a guard made to refuse refuses there as in
-the concrete rules (`Encoding.passes`, `rules.guards.switched`), so the liveness models that
+the concrete rules (`Encoding.passes`, `Guard.verdict`), so the liveness models that
 seed one are proved like the others; the auxiliary invariants hold on every reachable state of
 those models (their whole state spaces)."""
 
@@ -11,6 +11,7 @@ import pytest
 
 from kafkarep.properties.model_files import load_model
 from kafkarep.rules import guards
+from kafkarep.rules.guards import Guard
 from kafkarep.symbolic import invariants
 from kafkarep.symbolic.agreement import check_invariants
 from kafkarep.symbolic.agreement.rules import check as agreement
@@ -53,10 +54,14 @@ def test_an_encoding_that_ignores_the_refusal_disagrees(
 ) -> None:
     """The seeded bug the models had before: the encoding reads a refused guard as on."""
 
-    def ignores_refusal(self: Encoding, guard: str, holds: object) -> object:
-        return True if guard in self.cfg.options.disabled_guards else holds
+    def ignores_refusal(self: Encoding, guard: Guard, holds: object) -> object:
+        return True if guard.qualified in self.cfg.options.disabled_guards else holds
+
+    def check_ignoring_refusal(self: Encoding, guard: Guard, *args: object) -> object:
+        return ignores_refusal(self, guard, guard.check(*args))
 
     monkeypatch.setattr(Encoding, "passes", ignores_refusal)
+    monkeypatch.setattr(Encoding, "check", check_ignoring_refusal)
     found = agreement(load_model(model(name)), 6)
     assert found.disagreements
     assert {d.where for d in found.disagreements} == {DISAGREES[name]}

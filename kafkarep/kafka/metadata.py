@@ -214,9 +214,6 @@ class RuleOptions(NamedTuple):
     disabled_guards: frozenset[str] = EMPTY  # type: ignore[assignment]
     controller: str = "kraft"
 
-    def guard_on(self, name: str) -> bool:
-        return name not in self.disabled_guards
-
 
 METADATA_VERSIONS = ("3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0")
 

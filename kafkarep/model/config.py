@@ -120,9 +120,6 @@ class ModelConfig(NamedTuple):
     def min_isr(self) -> int:
         return self.topic.min_isr
 
-    def guard_on(self, name: str) -> bool:
-        return name not in self.options.disabled_guards
-
 
 SECTIONS = {
     "model": {"name", "description"},

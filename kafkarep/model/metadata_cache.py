@@ -25,6 +25,7 @@ from kafkarep.kafka.metadata import BrokerRegistry
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import Eligibility, Replica
 from kafkarep.rules.guards import guard
+from kafkarep.rules.terms import Term, and_, eq, ite
 
 FENCED = -1  # fenced, or not registered: no alive broker epoch in the cache
 
@@ -34,11 +35,9 @@ def shutting_down(epoch: int) -> int:
     return -2 - epoch
 
 
-def alive_epoch(entry: int) -> int:
+def alive_epoch(entry: Term) -> Term:
     """The broker epoch the cache holds for an alive broker (`getAliveBrokerEpoch`), else -1."""
-    if entry >= 0:
-        return entry
-    return -2 - entry if entry <= -2 else -1
+    return ite(entry >= 0, entry, ite(entry <= -2, -2 - entry, -1))
 
 
 def eligibility(registry: BrokerRegistry, brokers: int, zookeeper: bool) -> Eligibility:
@@ -71,7 +70,7 @@ def broker_epoch_in_leader_metadata(replica: Replica, follower: int) -> bool:
     holds (`isBrokerEpochIsrEligible`, KIP-903, Kafka 3.5.0; KRaft only): fetches from an
     incarnation the leader has not seen registered do not count."""
     cached = alive_epoch(replica.eligible[follower - 1])
-    return cached >= 0 and cached == replica.followers[follower - 1].broker_epoch
+    return and_(cached >= 0, eq(cached, replica.followers[follower - 1].broker_epoch))
 
 
 def isr_eligible(cfg: ModelConfig, replica: Replica, follower: int) -> bool:

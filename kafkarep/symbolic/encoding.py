@@ -14,7 +14,7 @@ import z3
 from kafkarep.model.actions import Family, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import FENCED
-from kafkarep.rules.guards import switched
+from kafkarep.rules.guards import Guard
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.ops import Sets, Term
 from kafkarep.symbolic.state import (
@@ -123,10 +123,19 @@ class Encoding:
         self.replica_slots = tuple(cfg.replicas) + (0,) * (self.n - len(cfg.replicas))
         self.fixed = self._fixed(names)
 
-    def passes(self, guard: str, holds: Term) -> Term:
-        """The guard `area.name` as the concrete rules apply it (`Guard.passes`), its predicate
+    def passes(self, guard: Guard, holds: Term) -> Term:
+        """The model's guard as the concrete rules apply it (`Guard.passes`), its predicate
         written here as `holds`: switched off, made to refuse, or as it is."""
-        return switched(self.cfg.options.disabled_guards, guard, holds)
+        return guard.verdict(self.cfg.options.disabled_guards, holds)
+
+    def check(self, guard: Guard, *args: Any) -> Term:
+        """The model's guard itself, on the prover's terms (a guard written over
+        `kafkarep.rules.terms`), switched off or made to refuse as the model file says."""
+        return guard.passes(self.cfg.options.disabled_guards, *args)
+
+    def guard_on(self, guard: Guard) -> bool:
+        """False when the model file switched the guard off."""
+        return guard.enabled(self.cfg.options.disabled_guards)
 
     def _fixed(self, names: set[str]) -> dict[tuple[type, str], Any]:
         """Fields no active family can change: constants in symbolic states (smaller formulas).

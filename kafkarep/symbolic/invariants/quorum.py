@@ -10,6 +10,7 @@ current Maximal ISR, and the invariants below say who must hold the leader's log
 from __future__ import annotations
 
 from kafkarep.model.actions.alter_partition import ROLL_BACK
+from kafkarep.model.hwm import isr_at_min_isr
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import (
@@ -59,7 +60,7 @@ def commit_bound(enc: Encoding, sym: ClusterState, leader: int, members: Term) -
 def may_commit(enc: Encoding, isr: Term) -> Term:
     """The HWM rule's MinISR gate (KIP-966) on the ISR a leader holds (or will hold)."""
     cfg = enc.cfg
-    if cfg.options.elr_enabled and cfg.guard_on("hwm.isr_at_min_isr"):
+    if cfg.options.elr_enabled and enc.guard_on(isr_at_min_isr):
         return enc.sets.size(isr) >= cfg.min_isr
     return True
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from kafkarep import rules
 from kafkarep.kafka.errors import Error
-from kafkarep.model.actions.alter_partition import ROLL_BACK
+from kafkarep.model.actions.alter_partition import (
+    ROLL_BACK,
+    fetch_offset_at_hwm,
+    fetch_offset_at_leso,
+    follower_out_of_sync,
+)
 from kafkarep.model.actions.base import CONTROLLER
 from kafkarep.symbolic.domain import AlterPartition, decided
 from kafkarep.symbolic.encoding import Encoding
@@ -73,11 +78,6 @@ def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
     """model/actions/alter_partition.py: `joins`."""
     s = enc.sets
     r = sym.brokers[broker - 1].replica
-    f = r.followers[follower - 1]
-    checks = [
-        ("isr_join.fetch_offset_at_hwm", f.leo >= r.hwm),
-        ("isr_join.fetch_offset_at_leso", f.leo >= r.leso),
-    ]
     return and_(
         idle_leader(sym, broker),
         r.view.present,
@@ -85,7 +85,8 @@ def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
         s.has(r.view.replicas, follower),
         not_(s.has(r.view.isr, follower)),
         isr_eligible(enc, r, follower),
-        *(enc.passes(name, ok) for name, ok in checks),
+        enc.check(fetch_offset_at_hwm, r, follower),
+        enc.check(fetch_offset_at_leso, r, follower),
     )
 
 
@@ -111,7 +112,7 @@ def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
             *(
                 implies(
                     s.has(dropped, m),
-                    enc.passes("shrink_isr.follower_out_of_sync", r.followers[m - 1].leo < r.leo),
+                    enc.check(follower_out_of_sync, r, m),
                 )
                 for m in range(1, enc.n + 1)
                 if m != broker

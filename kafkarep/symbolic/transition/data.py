@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kafkarep.model.actions.data import fetch_offset_matches, leader_epoch_matches
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne, not_, or_
@@ -132,7 +133,6 @@ def fetches(enc: Encoding, follower: int) -> list[Instance]:
 
 
 def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
-    options = enc.cfg.options
 
     def guard(sym: ClusterState, _: Term) -> Term:
         b = sym.brokers[broker - 1]
@@ -150,8 +150,8 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
         offset_ok = and_(r.present, eq(r.leo, a.fetch_offset))
         applies = and_(
             in_fetcher,
-            enc.passes("fetch_response.leader_epoch_matches", epoch_ok),
-            enc.passes("fetch_response.fetch_offset_matches", offset_ok),
+            enc.passes(leader_epoch_matches, epoch_ok),
+            enc.passes(fetch_offset_matches, offset_ok),
         )
         # truncate at the divergence point
         at = truncation_point(enc, r.log, r.leo, a.diverging_epoch, a.diverging_end)
@@ -159,7 +159,7 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
         # append the entries after the log (at the fetch offset, unless that guard is off)
         count = a.end - a.fetch_offset
         leo = r.leo + count
-        if options.guard_on("fetch_response.fetch_offset_matches"):
+        if enc.guard_on(fetch_offset_matches):
             log = tuple(
                 ite(k < r.leo, e, x) for k, (e, x) in enumerate(zip(r.log, a.entries, strict=True))
             )

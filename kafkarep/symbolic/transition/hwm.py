@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kafkarep.model.hwm import isr_at_min_isr, waits_for_caught_up_follower
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, imax, imin, ite, not_, or_
@@ -21,7 +22,7 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
             offset = ite(
                 s.has(r.maximal_isr, m), imin(offset, imax(r.followers[m - 1].leo, 0)), offset
             )
-    if cfg.hwm_waits_for_caught_up_followers and cfg.guard_on("hwm.waits_for_caught_up_follower"):
+    if cfg.hwm_waits_for_caught_up_followers and enc.guard_on(waits_for_caught_up_follower):
         for m in range(1, enc.n + 1):
             f = r.followers[m - 1]
             waits = and_(
@@ -35,7 +36,7 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
             offset = ite(waits, f.leo, offset)
     at_min = s.size(r.view.isr) >= cfg.min_isr
     required = cfg.options.elr_enabled or cfg.hwm_requires_min_isr
-    passes = enc.passes("hwm.isr_at_min_isr", or_(not required, at_min))
+    passes = enc.passes(isr_at_min_isr, or_(not required, at_min))
     advance = and_(offset > r.hwm, passes)
     g = sym.ghost
     hwm_below = g.hwm_below_min_isr

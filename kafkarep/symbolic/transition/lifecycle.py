@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kafkarep import rules
 from kafkarep.model.actions.base import CONTROLLER
+from kafkarep.model.actions.lifecycle import caught_up_with_metadata
 from kafkarep.rules import ControlledShutdown, FenceBroker, RegisterBroker, UnfenceBroker
 from kafkarep.symbolic.domain import decided
 from kafkarep.symbolic.encoding import Encoding
@@ -49,7 +50,7 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
             eq(b.status, RUNNING),
             sym.registry[broker - 1].fenced,
             enc.passes(
-                "unfence.caught_up_with_metadata",
+                caught_up_with_metadata,
                 and_(b.initialised, eq(b.applied_epoch, sym.partition.partition_epoch)),
             ),
         )

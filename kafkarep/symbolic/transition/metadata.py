@@ -3,6 +3,7 @@ record, and its metadata cache taking the brokers' registrations."""
 
 from __future__ import annotations
 
+from kafkarep.model.actions.metadata import reset_out_of_sync_followers
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
@@ -162,7 +163,7 @@ def as_leader(enc: Encoding, r: Replica, snapshot: PartitionRegistration, broker
         pending_partition_epoch=0,
     )
     followers = r.followers
-    if cfg.options.guard_on("leader_epoch_change.reset_out_of_sync_followers"):
+    if enc.guard_on(reset_out_of_sync_followers):
         followers = tuple(
             f._replace(
                 fetched_this_epoch=and_(f.fetched_this_epoch, s.has(snapshot.isr, m)),

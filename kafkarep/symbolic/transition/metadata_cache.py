@@ -1,27 +1,17 @@
-"""A broker's metadata cache of the brokers' registrations (`kafkarep/model/metadata_cache.py`):
-whether a follower may join the ISR."""
+"""A broker's metadata cache of the brokers' registrations: whether a follower may join the
+ISR, by the model's own guards (`kafkarep/model/metadata_cache.py`) on the prover's terms."""
 
 from __future__ import annotations
 
+from kafkarep.model.metadata_cache import alive_in_leader_metadata, broker_epoch_in_leader_metadata
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, ite
+from kafkarep.symbolic.ops import Term, and_
 from kafkarep.symbolic.state import Replica
 
 
 def isr_eligible(enc: Encoding, r: Replica, m: int) -> Term:
     """model/metadata_cache.py: `isr_eligible` (KRaft)."""
-    f = r.followers[m - 1]
-    entry = r.eligible[m - 1]
-    cached = alive_epoch(entry)
     return and_(
-        enc.passes("isr_join.alive_in_leader_metadata", entry >= 0),
-        enc.passes(
-            "isr_join.broker_epoch_in_leader_metadata",
-            and_(cached >= 0, eq(cached, f.broker_epoch)),
-        ),
+        enc.check(alive_in_leader_metadata, r, m),
+        enc.check(broker_epoch_in_leader_metadata, r, m),
     )
-
-
-def alive_epoch(entry: Term) -> Term:
-    """model/metadata_cache.py: `alive_epoch`."""
-    return ite(entry >= 0, entry, ite(entry <= -2, -2 - entry, -1))
