@@ -15,8 +15,10 @@ from itertools import combinations
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import LeaderRecoveryState
 from kafkarep.model import controller
+from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.metadata_cache import (
     alive_in_leader_metadata,
@@ -363,6 +365,23 @@ def describe_response(
     return "committed" if answer.error == Error.NONE else f"rolled back: {answer.error.value}"
 
 
+# --- footprints (kafkarep/model/footprint.py) --------------------------------------------------
+
+
+def lag_footprint(state: ClusterState, action: Action) -> Footprint:
+    return fp.broker(action.actor)
+
+
+def handle_footprint(state: ClusterState, action: Action) -> Footprint:
+    """It reads the status of the broker it is about, and answers that leader."""
+    assert isinstance(action.arg, int)
+    return fp.CONTROLLER | fp.broker(action.arg)
+
+
+def response_footprint(state: ClusterState, action: Action) -> Footprint:
+    return fp.broker(action.actor) | fp.moves_hwm(state, action.actor)
+
+
 FAMILIES = (
     Family(
         "shrink_isr", shrink_actions, shrink, "isr_shrinks", "the leader drops lagging followers"
@@ -377,6 +396,7 @@ FAMILIES = (
         None,
         "a lagging follower outside the ISR is no longer caught up",
         lambda cfg: cfg.hwm_waits_for_caught_up_followers,
+        footprint=lag_footprint,
     ),
     Family(
         "handle_alter_partition",
@@ -385,6 +405,7 @@ FAMILIES = (
         None,
         "the controller handles it",
         describe=describe_handle,
+        footprint=handle_footprint,
     ),
     Family(
         "alter_partition_response",
@@ -393,5 +414,6 @@ FAMILIES = (
         None,
         "the leader commits or rolls back its proposal",
         describe=describe_response,
+        footprint=response_footprint,
     ),
 )

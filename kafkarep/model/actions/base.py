@@ -6,6 +6,7 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import NamedTuple
 
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.footprint import Declare
 from kafkarep.model.state import ClusterState
 
 CONTROLLER = 0
@@ -56,3 +57,6 @@ class Family(NamedTuple):
     # can only restart after a fault took it down): the explorer then never asks.
     possible: Callable[[ModelConfig], bool] | None = None
     describe: Describe | None = None  # None: the step has no outcome worth a word ("ok")
+    # What a step touches (`kafkarep/model/footprint.py`), for the partial-order reduction;
+    # None: it commutes with nothing.
+    footprint: Declare | None = None

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafkarep.model import footprint as fp
 from kafkarep.model.actions.alter_partition import joins, maybe_expand
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.logs import answer, truncate_to
 from kafkarep.model.metadata_cache import alive_epoch
@@ -413,8 +415,37 @@ def describe_arrival(
     return handled
 
 
+# --- footprints (kafkarep/model/footprint.py) --------------------------------------------------
+
+
+def produce_footprint(state: ClusterState, action: Action) -> Footprint:
+    """It appends to the leader's log, spends the records budget (which only faults and produce
+    read) and may acknowledge the write at once."""
+    return fp.broker(action.actor) | fp.RECEIVES | fp.COMMITS | fp.ACKS
+
+
+def fetch_footprint(state: ClusterState, action: Action) -> Footprint:
+    """The follower's log and its fetch slot; its view's leader and leader epoch, which only a
+    step on its whole state changes; all of the leader."""
+    replica = state.brokers[action.actor - 1].replica
+    assert replica is not None and replica.view is not None
+    leader = replica.view.leader
+    return fp.data(action.actor) | fp.broker(leader) | fp.moves_hwm(state, leader)
+
+
+def fetch_response_footprint(state: ClusterState, action: Action) -> Footprint:
+    return fp.data(action.actor) | fp.RECEIVES
+
+
 FAMILIES = (
-    Family("produce", produce_actions, produce, "records", "the leader appends an acks=all write"),
+    Family(
+        "produce",
+        produce_actions,
+        produce,
+        "records",
+        "the leader appends an acks=all write",
+        footprint=produce_footprint,
+    ),
     Family(
         "fetch",
         fetch_actions,
@@ -422,6 +453,7 @@ FAMILIES = (
         None,
         "a follower fetches; the leader answers",
         describe=describe_fetch,
+        footprint=fetch_footprint,
     ),
     Family(
         "fetch_response",
@@ -430,6 +462,7 @@ FAMILIES = (
         None,
         "a follower handles its fetch response",
         describe=describe_response,
+        footprint=fetch_response_footprint,
     ),
     Family(
         "fetch_partial",

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafkarep.model import controller
+from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_changed
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import nack_unacked
 from kafkarep.model.state import RUNNING, Broker, ClusterState, Replica, Status
 from kafkarep.rules import (
@@ -202,6 +204,13 @@ def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
     return state.with_broker(action.actor, broker)
 
 
+def fence_footprint(state: ClusterState, action: Action) -> Footprint:
+    """A fence or an unfence reads the status and metadata position of the broker it is about
+    (kafkarep/model/footprint.py)."""
+    assert isinstance(action.arg, int)
+    return fp.CONTROLLER | fp.meta(action.arg)
+
+
 FAMILIES = (
     Family(
         "fence",
@@ -210,6 +219,7 @@ FAMILIES = (
         "fences",
         "the controller fences a running broker",
         describe=partition_changed,
+        footprint=fence_footprint,
     ),
     Family(
         "unfence",
@@ -218,6 +228,7 @@ FAMILIES = (
         None,
         "a caught-up fenced broker is unfenced",
         describe=partition_changed,
+        footprint=fence_footprint,
     ),
     Family(
         "controlled_shutdown",

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafkarep.kafka.metadata import PartitionRegistration
+from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact, eligibility_now
+from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm, nack_unacked
 from kafkarep.model.metadata_cache import Eligibility
 from kafkarep.model.state import (
@@ -261,6 +263,53 @@ def apply_registrations(cfg: ModelConfig, state: ClusterState, action: Action) -
     return state.with_broker(action.actor, broker._replace(replica=replica))
 
 
+# --- footprints (kafkarep/model/footprint.py) --------------------------------------------------
+
+
+def apply_footprint(state: ClusterState, action: Action) -> Footprint:
+    """A metadata record is read by its partition epoch, which no step changes (the log only
+    grows at its end, and compaction drops what every broker applied); a broker catching up
+    after a restart reads the log's end."""
+    log_end = fp.reads_log_end(state, action.actor)
+    if _same_leader_epoch(state, action):
+        return fp.meta(action.actor) | log_end
+    mine = fp.broker(action.actor) | log_end
+    return mine if _applies_alone(state, action) else mine | fp.moves_hwm(state, action.actor)
+
+
+def _same_leader_epoch(state: ClusterState, action: Action) -> bool:
+    """A follower applies a record that keeps its leader and leader epoch (an ISR or ELR
+    change): only its view and metadata position change (`_as_follower`); its log, its HWM and
+    the fetch response in flight stay as they are (a response is stale only from an older
+    leader epoch, `reduction._quiet_responses`)."""
+    assert isinstance(action.arg, int)
+    snapshot = state.controller.log[action.arg]
+    replica = state.brokers[action.actor - 1].replica
+    return (
+        replica is not None
+        and replica.role == Role.FOLLOWER
+        and replica.view is not None
+        and replica.unacked_from < 0
+        and action.actor in snapshot.replicas
+        and snapshot.leader == replica.view.leader
+        and snapshot.leader_epoch == replica.view.leader_epoch
+    )
+
+
+def _applies_alone(state: ClusterState, action: Action) -> bool:
+    """The broker neither leads nor becomes the leader, and has no writes to fail: applying the
+    record changes that broker only (`_alone`)."""
+    assert isinstance(action.arg, int)
+    replica = state.brokers[action.actor - 1].replica
+    return state.controller.log[action.arg].leader != action.actor and not (
+        replica is not None and (replica.role == Role.LEADER or replica.unacked_from >= 0)
+    )
+
+
+def apply_registrations_footprint(state: ClusterState, action: Action) -> Footprint:
+    return fp.broker(action.actor) | fp.CONTROLLER  # it reads the broker registrations
+
+
 FAMILIES = (
     Family(
         "apply_metadata",
@@ -268,6 +317,7 @@ FAMILIES = (
         apply_metadata,
         None,
         "a broker applies metadata records up to an offset and acts on the snapshot",
+        footprint=apply_footprint,
     ),
     Family(
         "apply_registrations",
@@ -275,5 +325,6 @@ FAMILIES = (
         apply_registrations,
         None,
         "a caught-up leader applies the broker records committed since the last snapshot",
+        footprint=apply_registrations_footprint,
     ),
 )
