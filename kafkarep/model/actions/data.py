@@ -30,6 +30,7 @@ from kafkarep.model.state import (
     Role,
 )
 from kafkarep.rules.guards import Guard, guard
+from kafkarep.rules.terms import Term, eq
 
 # --- produce ---------------------------------------------------------------------------------
 
@@ -295,26 +296,28 @@ def in_fetcher(replica: Replica | None, response: FetchResponse) -> bool:
     )
 
 
+# The response guards are asked only of a replica still in that leader's fetcher (`in_fetcher`),
+# and are written over `kafkarep.rules.terms`: the prover runs them on its own terms.
+
+
 @guard("fetch_response")
-def leader_epoch_matches(replica: Replica | None, response: FetchResponse) -> bool:
+def leader_epoch_matches(replica: Replica, response: FetchResponse) -> Term:
     """A response counts only in the leader epoch it was fetched in: after a leader epoch bump
     (the same leader re-elected, a reassignment) an old response may carry records or a
     divergence point from a log that has since changed."""
-    return (
-        replica is not None
-        and replica.view is not None
-        and (replica.view.leader_epoch == response.leader_epoch)
-    )
+    assert replica.view is not None  # `in_fetcher`
+    return eq(replica.view.leader_epoch, response.leader_epoch)
 
 
 @guard("fetch_response")
-def fetch_offset_matches(replica: Replica | None, response: FetchResponse) -> bool:
+def fetch_offset_matches(replica: Replica, response: FetchResponse) -> Term:
     """A response counts only for the fetch position the follower still has."""
-    return replica is not None and replica.leo == response.fetch_offset
+    return eq(replica.leo, response.fetch_offset)
 
 
 def response_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
-    """The checks a fetch response passes, in order; the leader epoch one since KIP-320."""
+    """The checks a fetch response passes, in order, after `in_fetcher`; the leader epoch one
+    since KIP-320."""
     if cfg.current_leader_epoch_in_fetch:
         return (leader_epoch_matches, fetch_offset_matches)
     return (fetch_offset_matches,)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafkarep.model.actions.data import fetch_offset_matches, leader_epoch_matches
+from kafkarep.model.actions.data import fetch_offset_matches, response_guards
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne, not_, or_
@@ -146,13 +146,7 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
         in_fetcher = and_(
             r.present, eq(r.role, FOLLOWER), r.view.present, eq(r.view.leader, a.leader)
         )
-        epoch_ok = and_(r.present, r.view.present, eq(r.view.leader_epoch, a.leader_epoch))
-        offset_ok = and_(r.present, eq(r.leo, a.fetch_offset))
-        applies = and_(
-            in_fetcher,
-            enc.passes(leader_epoch_matches, epoch_ok),
-            enc.passes(fetch_offset_matches, offset_ok),
-        )
+        applies = and_(in_fetcher, *(enc.check(g, r, a) for g in response_guards(enc.cfg)))
         # truncate at the divergence point
         at = truncation_point(enc, r.log, r.leo, a.diverging_epoch, a.diverging_end)
         truncated = r._replace(log=cut(r.log, at), leo=at, hwm=imin(r.hwm, at))
