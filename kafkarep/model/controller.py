@@ -17,6 +17,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import Eligibility, eligibility
 from kafkarep.model.state import Broker, ClusterState
 from kafkarep.rules import Changed, Outcome, Rejected
+from kafkarep.rules.terms import Term, and_, eq
 from kafkarep.zookeeper import events as zk
 
 
@@ -127,5 +128,7 @@ def compact(state: ClusterState) -> ClusterState:
     )
 
 
-def caught_up(state: ClusterState, broker: Broker) -> bool:
-    return broker.initialised and broker.applied_epoch == state.partition.partition_epoch
+def caught_up(state: ClusterState, broker: Broker) -> Term:
+    """The broker runs on the latest partition record (written over `kafkarep.rules.terms`: the
+    prover runs it on its terms, through `lifecycle.caught_up_with_metadata`)."""
+    return and_(broker.initialised, eq(broker.applied_epoch, state.partition.partition_epoch))

@@ -10,20 +10,24 @@ and any acknowledgement or advance that broke the MinISR rule; the rules never r
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import isr_eligible
 from kafkarep.model.state import ClusterState, Ghost, Replica
+from kafkarep.rules.domain import VALUES
 from kafkarep.rules.guards import guard
+from kafkarep.rules.terms import Term, and_, or_
 
 
 @guard("hwm")
-def isr_at_min_isr(cfg: ModelConfig, replica: Replica) -> bool:
+def isr_at_min_isr(cfg: ModelConfig, replica: Replica, sets: Any = VALUES) -> Term:
     """KIP-966 (Kafka 3.7.0): the HWM advances only while the leader's ISR is at least MinISR
     (`isUnderMinIsr` in `Partition.maybeIncrementLeaderHW`), with ELR on or off; with ELR on
     only then does the Maximal ISR cover the controller's ISR and ELR."""
     assert replica.view is not None
     required = cfg.options.elr_enabled or cfg.hwm_requires_min_isr
-    return not required or len(replica.view.isr) >= cfg.min_isr
+    return or_(not required, sets.size(replica.view.isr) >= cfg.min_isr)
 
 
 def commit_offset(replica: Replica, broker_id: int) -> int:
@@ -36,17 +40,17 @@ def commit_offset(replica: Replica, broker_id: int) -> int:
 
 
 @guard("hwm")
-def waits_for_caught_up_follower(cfg: ModelConfig, replica: Replica, follower: int) -> bool:
+def waits_for_caught_up_follower(cfg: ModelConfig, replica: Replica, follower: int) -> Term:
     """KAFKA-15021 (Kafka 3.6.0): the HWM also waits for a follower outside the Maximal ISR that
     caught up within replica.lag.time.max.ms and that the leader would let join the ISR
     (`shouldWaitForReplicaToJoinIsr` in `Partition.maybeIncrementLeaderHW`, Kafka 4.1.0), so
     an ISR join never finds the HWM beyond the joining follower's log. (Switching it off
     lets the HWM pass such a follower, as before 3.6.)"""
     view = replica.followers[follower - 1]
-    return (
-        cfg.hwm_waits_for_caught_up_followers
-        and view.caught_up
-        and isr_eligible(cfg, replica, follower)
+    return and_(
+        cfg.hwm_waits_for_caught_up_followers,
+        view.caught_up,
+        isr_eligible(cfg, replica, follower),
     )
 
 

@@ -34,13 +34,6 @@ class Guard(NamedTuple):
         """True when a model made this guard refuse whatever it is asked (a seeded bug)."""
         return REFUSED + self.qualified in disabled
 
-    def verdict(self, disabled: frozenset[str], holds: Term) -> Term:
-        """The guard's verdict from its predicate's value computed elsewhere (the prover's
-        encoding writes the predicate in its own terms): `holds`, True when the model switched
-        the guard off, False when it made it refuse."""
-        forced = _forced(disabled, self.qualified)
-        return holds if forced is None else forced
-
     def passes(self, disabled: frozenset[str], *args: Any) -> Term:
         """True when the predicate holds, or when the guard is switched off; False when it is
         made to refuse always."""

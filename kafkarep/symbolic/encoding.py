@@ -123,11 +123,6 @@ class Encoding:
         self.replica_slots = tuple(cfg.replicas) + (0,) * (self.n - len(cfg.replicas))
         self.fixed = self._fixed(names)
 
-    def passes(self, guard: Guard, holds: Term) -> Term:
-        """The model's guard as the concrete rules apply it (`Guard.passes`), its predicate
-        written here as `holds`: switched off, made to refuse, or as it is."""
-        return guard.verdict(self.cfg.options.disabled_guards, holds)
-
     def check(self, guard: Guard, *args: Any) -> Term:
         """The model's guard itself, on the prover's terms (a guard written over
         `kafkarep.rules.terms`), switched off or made to refuse as the model file says."""

@@ -28,6 +28,7 @@ from kafkarep.rules import (
     UnfenceBroker,
 )
 from kafkarep.rules.guards import guard
+from kafkarep.rules.terms import Term
 
 
 def _registration_fenced(state: ClusterState, broker_id: int) -> bool:
@@ -57,7 +58,7 @@ def fence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
 
 
 @guard("unfence")
-def caught_up_with_metadata(state: ClusterState, broker: Broker) -> bool:
+def caught_up_with_metadata(state: ClusterState, broker: Broker) -> Term:
     """A fenced broker's heartbeat unfences it once the broker has caught up with the metadata
     log (`BrokerHeartbeatManager.calculateNextBrokerState`, Kafka 4.1.0: its metadata offset
     reaches its own RegisterBrokerRecord's). The model asks for the latest partition record,

@@ -7,11 +7,11 @@ from kafkarep import rules
 from kafkarep.kafka.errors import Error
 from kafkarep.model.actions.alter_partition import (
     ROLL_BACK,
-    fetch_offset_at_hwm,
-    fetch_offset_at_leso,
     follower_out_of_sync,
+    isr_join_guards,
 )
 from kafkarep.model.actions.base import CONTROLLER
+from kafkarep.model.metadata_cache import isr_eligible
 from kafkarep.symbolic.domain import AlterPartition, decided
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
@@ -33,7 +33,6 @@ from kafkarep.symbolic.transition.cluster import (
 from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
-from kafkarep.symbolic.transition.metadata_cache import isr_eligible
 
 
 def idle_leader(sym: ClusterState, broker: int) -> Term:
@@ -84,9 +83,7 @@ def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
         not_(r.view.recovering),
         s.has(r.view.replicas, follower),
         not_(s.has(r.view.isr, follower)),
-        isr_eligible(enc, r, follower),
-        enc.check(fetch_offset_at_hwm, r, follower),
-        enc.check(fetch_offset_at_leso, r, follower),
+        *(enc.check(g, r, follower) for g in isr_join_guards(enc.cfg)),
     )
 
 
@@ -151,7 +148,7 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
                 f.caught_up,
                 not_(s.has(r.maximal_isr, follower)),
                 f.leo < r.leo,
-                isr_eligible(enc, r, follower),
+                isr_eligible(enc.cfg, r, follower),
             )
 
         def update(sym: ClusterState, _: Term, follower: int = follower) -> ClusterState:

@@ -8,7 +8,6 @@ from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, imax, imin, ite, not_, or_
 from kafkarep.symbolic.state import ClusterState, Ghost, Replica
 from kafkarep.symbolic.transition.cluster import with_replica
-from kafkarep.symbolic.transition.metadata_cache import isr_eligible
 
 
 def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
@@ -29,14 +28,12 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
                 m != broker,
                 s.has(r.view.replicas, m),
                 not_(s.has(r.maximal_isr, m)),
-                f.caught_up,
-                isr_eligible(enc, r, m),
+                waits_for_caught_up_follower.check(cfg, r, m),
                 f.leo < offset,
             )
             offset = ite(waits, f.leo, offset)
     at_min = s.size(r.view.isr) >= cfg.min_isr
-    required = cfg.options.elr_enabled or cfg.hwm_requires_min_isr
-    passes = enc.passes(isr_at_min_isr, or_(not required, at_min))
+    passes = enc.check(isr_at_min_isr, cfg, r, s)
     advance = and_(offset > r.hwm, passes)
     g = sym.ghost
     hwm_below = g.hwm_below_min_isr

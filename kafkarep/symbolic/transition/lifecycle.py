@@ -49,10 +49,7 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
         return and_(
             eq(b.status, RUNNING),
             sym.registry[broker - 1].fenced,
-            enc.passes(
-                caught_up_with_metadata,
-                and_(b.initialised, eq(b.applied_epoch, sym.partition.partition_epoch)),
-            ),
+            enc.check(caught_up_with_metadata, sym, b),
         )
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
