@@ -13,8 +13,9 @@ import pytest
 
 from kafkarep.cli.main import main
 from kafkarep.model import controller, hwm
-from kafkarep.model.actions import alter_partition
+from kafkarep.model.actions import alter_partition, lifecycle
 from kafkarep.model.state import Replica
+from kafkarep.rules.guards import guard
 from tests.helpers import ROOT
 
 MODEL = str(ROOT / "models" / "kip966_small.toml")
@@ -48,11 +49,19 @@ def proposal_not_counted(state: Any, broker_id: int, isr: Any, recovery: Any) ->
 
 real_send = alter_partition._send
 
+
+@guard("unfence")
+def any_broker(state: Any, broker: Any) -> bool:
+    return True
+
+
 CHANGES = {
     "data plane": (hwm, "commit_offset", over_view_isr, "fetch"),
     "alter partition": (alter_partition, "_send", proposal_not_counted, "fetch"),
-    # broker events: a fenced broker is unfenced before it has caught up with the metadata
-    "broker events": (controller, "caught_up", lambda state, broker: broker.initialised, "unfence"),
+    # broker events: the model's unfence step no longer asks whether the broker has caught up
+    # with the metadata (its glue changed; the guard's predicate itself is written once, and a
+    # change there reaches both sides)
+    "broker events": (lifecycle, "caught_up_with_metadata", any_broker, "unfence"),
 }
 
 
@@ -74,6 +83,20 @@ def test_a_rule_changed_on_one_side_disagrees(
     assert family in first["action"] and "symbolic" in first["problem"]
     assert "concrete" in first["problem"] and first["where"].startswith("kafkarep/symbolic/")
     assert "encoding to update: kafkarep/symbolic/" in out
+
+
+def test_a_data_plane_guard_is_one_writing_that_prove_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data plane's guard predicates are written once (`Encoding.check` runs the model's):
+    changed, here `unfence.caught_up_with_metadata` through `controller.caught_up` that it reads,
+    the model takes other steps and the prover takes the same ones, so they still agree."""
+    code, before = prove(tmp_path / "before")
+    assert code == 0
+    monkeypatch.setattr(controller, "caught_up", lambda state, broker: broker.initialised)
+    code, after = prove(tmp_path / "after")
+    assert after["agreement"]["disagreements"] == []
+    assert after["agreement"]["steps"] != before["agreement"]["steps"]
 
 
 def test_the_unchanged_rules_agree_and_are_proved(tmp_path: Path) -> None:
