@@ -15,7 +15,8 @@ from kafkarep import rules
 from kafkarep.kafka.metadata import BrokerRegistry, ClusterMetadata
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import Eligibility, eligibility
-from kafkarep.model.state import Broker, ClusterState
+from kafkarep.model.shapes import BrokerShape, ClusterShape
+from kafkarep.model.state import ClusterState
 from kafkarep.rules import Changed, Outcome, Rejected
 from kafkarep.rules.terms import Term, and_, eq
 from kafkarep.zookeeper import events as zk
@@ -128,7 +129,7 @@ def compact(state: ClusterState) -> ClusterState:
     )
 
 
-def caught_up(state: ClusterState, broker: Broker) -> Term:
+def caught_up(state: ClusterShape, broker: BrokerShape) -> Term:
     """The broker runs on the latest partition record (written over `kafkarep.rules.terms`: the
     prover runs it on its terms, through `lifecycle.caught_up_with_metadata`)."""
     return and_(broker.initialised, eq(broker.applied_epoch, state.partition.partition_epoch))

@@ -14,6 +14,7 @@ from typing import Any
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import isr_eligible
+from kafkarep.model.shapes import ReplicaShape
 from kafkarep.model.state import ClusterState, Ghost, Replica
 from kafkarep.rules.domain import VALUES
 from kafkarep.rules.guards import guard
@@ -21,7 +22,7 @@ from kafkarep.rules.terms import Term, and_, or_
 
 
 @guard("hwm")
-def isr_at_min_isr(cfg: ModelConfig, replica: Replica, sets: Any = VALUES) -> Term:
+def isr_at_min_isr(cfg: ModelConfig, replica: ReplicaShape, sets: Any = VALUES) -> Term:
     """KIP-966 (Kafka 3.7.0): the HWM advances only while the leader's ISR is at least MinISR
     (`isUnderMinIsr` in `Partition.maybeIncrementLeaderHW`), with ELR on or off; with ELR on
     only then does the Maximal ISR cover the controller's ISR and ELR."""
@@ -40,7 +41,7 @@ def commit_offset(replica: Replica, broker_id: int) -> int:
 
 
 @guard("hwm")
-def waits_for_caught_up_follower(cfg: ModelConfig, replica: Replica, follower: int) -> Term:
+def waits_for_caught_up_follower(cfg: ModelConfig, replica: ReplicaShape, follower: int) -> Term:
     """KAFKA-15021 (Kafka 3.6.0): the HWM also waits for a follower outside the Maximal ISR that
     caught up within replica.lag.time.max.ms and that the leader would let join the ISR
     (`shouldWaitForReplicaToJoinIsr` in `Partition.maybeIncrementLeaderHW`, Kafka 4.1.0), so

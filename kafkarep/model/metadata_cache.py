@@ -21,11 +21,9 @@ kept, since Kafka reads it apart from the shutdown flag).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
-
 from kafkarep.kafka.metadata import BrokerRegistry
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.shapes import ReplicaShape
 from kafkarep.model.state import Eligibility
 from kafkarep.rules.guards import guard
 from kafkarep.rules.terms import Term, and_, eq, ite, or_
@@ -60,26 +58,15 @@ def eligibility(registry: BrokerRegistry, brokers: int, zookeeper: bool) -> Elig
 # --- the leader's checks (`Partition.isReplicaIsrEligible`, Kafka 4.1.0) ------------------------
 
 
-class LeaderState(Protocol):
-    """What the ISR-join checks read of a leader's replica: the model's `Replica`, or the
-    prover's terms for it (`kafkarep/symbolic/state.py`), which runs these same predicates."""
-
-    @property
-    def eligible(self) -> Sequence[Any]: ...
-
-    @property
-    def followers(self) -> Sequence[Any]: ...
-
-
 @guard("isr_join")
-def alive_in_leader_metadata(replica: LeaderState, follower: int) -> Term:
+def alive_in_leader_metadata(replica: ReplicaShape, follower: int) -> Term:
     """The leader's own metadata cache shows the follower unfenced and not in controlled
     shutdown (KIP-841; in the ZooKeeper era: alive)."""
     return replica.eligible[follower - 1] >= 0
 
 
 @guard("isr_join")
-def broker_epoch_in_leader_metadata(replica: LeaderState, follower: int) -> Term:
+def broker_epoch_in_leader_metadata(replica: ReplicaShape, follower: int) -> Term:
     """The broker epoch of the follower's fetches is the alive broker epoch the leader's cache
     holds (`isBrokerEpochIsrEligible`, KIP-903, Kafka 3.5.0; KRaft only): fetches from an
     incarnation the leader has not seen registered do not count."""
@@ -87,7 +74,7 @@ def broker_epoch_in_leader_metadata(replica: LeaderState, follower: int) -> Term
     return and_(cached >= 0, eq(cached, replica.followers[follower - 1].broker_epoch))
 
 
-def isr_eligible(cfg: ModelConfig, replica: LeaderState, follower: int) -> Term:
+def isr_eligible(cfg: ModelConfig, replica: ReplicaShape, follower: int) -> Term:
     """Both checks, as the ISR join and the HWM's wait read them (a switched-off one passes)."""
     disabled = cfg.options.disabled_guards
     return and_(

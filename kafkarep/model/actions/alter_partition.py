@@ -25,6 +25,7 @@ from kafkarep.model.metadata_cache import (
     broker_epoch_in_leader_metadata,
     isr_eligible,
 )
+from kafkarep.model.shapes import ReplicaShape
 from kafkarep.model.state import (
     RUNNING,
     AlterPartitionResponse,
@@ -57,13 +58,13 @@ def _idle_leader(state: ClusterState, broker_id: int) -> Replica | None:
 
 
 @guard("isr_join")
-def fetch_offset_at_hwm(replica: Replica, follower: int) -> Term:
+def fetch_offset_at_hwm(replica: ReplicaShape, follower: int) -> Term:
     """The out-of-sync follower's fetch offset has reached the HWM."""
     return replica.followers[follower - 1].leo >= replica.hwm
 
 
 @guard("isr_join")
-def fetch_offset_at_leso(replica: Replica, follower: int) -> Term:
+def fetch_offset_at_leso(replica: ReplicaShape, follower: int) -> Term:
     """The out-of-sync follower's fetch offset has reached the Leader Epoch Start Offset
     (KAFKA-7128, Kafka 2.1.0)."""
     return replica.followers[follower - 1].leo >= replica.leso
@@ -113,7 +114,7 @@ def maybe_expand(
 
 
 @guard("shrink_isr")
-def follower_out_of_sync(replica: Replica, follower: int) -> Term:
+def follower_out_of_sync(replica: ReplicaShape, follower: int) -> Term:
     """The leader drops only a follower that is not caught up: behind the leader's LEO, and
     (the step assumes it) not caught up within replica.lag.time.max.ms
     (`Partition.getOutOfSyncReplicas`, `ReplicaState.isCaughtUp`, Kafka 4.1.0)."""

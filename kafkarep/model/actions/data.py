@@ -19,6 +19,7 @@ from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.logs import answer, truncate_to
 from kafkarep.model.metadata_cache import alive_epoch
+from kafkarep.model.shapes import ReplicaShape, ResponseShape
 from kafkarep.model.state import (
     RUNNING,
     Broker,
@@ -301,7 +302,7 @@ def in_fetcher(replica: Replica | None, response: FetchResponse) -> bool:
 
 
 @guard("fetch_response")
-def leader_epoch_matches(replica: Replica, response: FetchResponse) -> Term:
+def leader_epoch_matches(replica: ReplicaShape, response: ResponseShape) -> Term:
     """A response counts only in the leader epoch it was fetched in: after a leader epoch bump
     (the same leader re-elected, a reassignment) an old response may carry records or a
     divergence point from a log that has since changed."""
@@ -310,7 +311,7 @@ def leader_epoch_matches(replica: Replica, response: FetchResponse) -> Term:
 
 
 @guard("fetch_response")
-def fetch_offset_matches(replica: Replica, response: FetchResponse) -> Term:
+def fetch_offset_matches(replica: ReplicaShape, response: ResponseShape) -> Term:
     """A response counts only for the fetch position the follower still has."""
     return eq(replica.leo, response.fetch_offset)
 

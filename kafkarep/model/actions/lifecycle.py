@@ -20,6 +20,7 @@ from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_ch
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import nack_unacked
+from kafkarep.model.shapes import BrokerShape, ClusterShape
 from kafkarep.model.state import RUNNING, Broker, ClusterState, Replica, Status
 from kafkarep.rules import (
     ControlledShutdown,
@@ -58,7 +59,7 @@ def fence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
 
 
 @guard("unfence")
-def caught_up_with_metadata(state: ClusterState, broker: Broker) -> Term:
+def caught_up_with_metadata(state: ClusterShape, broker: BrokerShape) -> Term:
     """A fenced broker's heartbeat unfences it once the broker has caught up with the metadata
     log (`BrokerHeartbeatManager.calculateNextBrokerState`, Kafka 4.1.0: its metadata offset
     reaches its own RegisterBrokerRecord's). The model asks for the latest partition record,
