@@ -33,7 +33,6 @@ Declare = Callable[..., Footprint]
 RECEIVES = 1  # adds its broker to who received some records (Ghost.receive)
 COMMITS = 2  # may move the True HWM (Ghost.committed) and record an advance below MinISR
 ACKS = 4  # may acknowledge or fail writes: reads the receivers, writes the acknowledged
-GHOST = 7  # the bits of a footprint that are its ghost effect
 CONTROLLER = 8  # reads or writes the controller's state (a location as a broker is)
 DEPENDENT = -1  # a step that commutes with nothing (no footprint)
 

@@ -46,7 +46,8 @@ def waits_for_caught_up_follower(cfg: ModelConfig, replica: ReplicaShape, follow
     caught up within replica.lag.time.max.ms and that the leader would let join the ISR
     (`shouldWaitForReplicaToJoinIsr` in `Partition.maybeIncrementLeaderHW`, Kafka 4.1.0), so
     an ISR join never finds the HWM beyond the joining follower's log. (Switching it off
-    lets the HWM pass such a follower, as before 3.6.)"""
+    lets the HWM pass such a follower. No release did: the HWM has waited for caught-up
+    followers since 0.10.2, KAFKA-4485; 3.6.0 added the eligibility.)"""
     view = replica.followers[follower - 1]
     return and_(
         cfg.hwm_waits_for_caught_up_followers,
