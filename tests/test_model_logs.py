@@ -4,6 +4,7 @@ OffsetsForLeaderEpoch), and the HWM commit point (protocol description §2.7).""
 from kafkarep.model.hwm import commit_offset
 from kafkarep.model.logs import (
     UNDEFINED,
+    Entries,
     answer,
     diverges,
     end_offset_for_epoch,
@@ -18,17 +19,17 @@ from tests.helpers import reg
 
 def test_end_offset_for_epoch() -> None:
     log = ((1, 1), (1, 2), (3, 3))
-    assert end_offset_for_epoch(log, 1) == (1, 2)  # epoch 1 ends where epoch 3 starts
-    assert end_offset_for_epoch(log, 2) == (1, 2)  # no epoch 2: the floor epoch 1
-    assert end_offset_for_epoch(log, 3) == (3, 3)
-    assert end_offset_for_epoch(log, 5, leader_epoch=5) == (5, 3)  # the leader's own epoch
-    assert end_offset_for_epoch((), 4) == (4, 0)
+    assert end_offset_for_epoch(Entries(log), 1) == (1, 2)  # epoch 1 ends where epoch 3 starts
+    assert end_offset_for_epoch(Entries(log), 2) == (1, 2)  # no epoch 2: the floor epoch 1
+    assert end_offset_for_epoch(Entries(log), 3) == (3, 3)
+    assert end_offset_for_epoch(Entries(log), 5, leader_epoch=5) == (5, 3)  # the leader's own epoch
+    assert end_offset_for_epoch(Entries(()), 4) == (4, 0)
 
 
 def test_follower_prefix_does_not_diverge() -> None:
     leader = ((1, 1), (1, 2), (2, 3))
-    assert diverges(leader, 2, fetch_offset=2, last_epoch=1) is None
-    assert diverges(leader, 2, fetch_offset=0, last_epoch=0) is None
+    assert diverges(Entries(leader), 2, fetch_offset=2, last_epoch=1)[0] is False
+    assert diverges(Entries(leader), 2, fetch_offset=0, last_epoch=0)[0] is False
 
 
 def test_divergence_and_truncation() -> None:
@@ -36,15 +37,14 @@ def test_divergence_and_truncation() -> None:
     has epoch 1 up to offset 1 then epoch 3: the follower truncates to 1."""
     leader = ((1, 1), (3, 4))
     follower = ((1, 1), (2, 2), (2, 3))
-    answer = diverges(leader, 3, fetch_offset=3, last_epoch=2)
-    assert answer == (1, 1)
-    assert truncation_point(follower, answer) == 1
+    assert diverges(Entries(leader), 3, fetch_offset=3, last_epoch=2) == (True, 1, 1)
+    assert truncation_point(Entries(follower), 1, 1) == 1
 
 
 def test_truncation_to_own_epoch_end() -> None:
     """The follower's own end for the diverging epoch bounds the cut."""
-    assert truncation_point(((1, 1),), (1, 5)) == 1
-    assert truncation_point(((2, 1), (2, 2)), (1, 0)) == 0
+    assert truncation_point(Entries(((1, 1),)), 1, 5) == 1
+    assert truncation_point(Entries(((2, 1), (2, 2))), 1, 0) == 0
 
 
 # --- the historical algorithms (docs/history.md) ------------------------------------------------
@@ -90,7 +90,7 @@ def test_the_epoch_cache_ignores_an_older_epoch() -> None:
     """KAFKA-6880's log: value 3 written in epoch 2 after value 1 of epoch 3."""
     log = ((3, 1), (2, 3))
     assert latest_epoch(log) == 3 and Replica(log=log).last_epoch == 3
-    assert end_offset_for_epoch(log, 2) == (2, 0)  # epoch 2 ends before epoch 3 starts
+    assert end_offset_for_epoch(Entries(log), 2) == (2, 0)  # epoch 2 ends before epoch 3 starts
 
 
 def test_commit_offset_waits_for_maximal_isr() -> None:

@@ -28,44 +28,83 @@ still fetching from a broker that has stopped leading, which KIP-320 ended.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from kafkarep.model.shapes import LogShape
 from kafkarep.model.state import Log, latest_epoch
+from kafkarep.rules.terms import Term, and_, eq, imax, imin, ite, ne, or_
 
 TRUNCATIONS = ("leader-epoch", "kip-101", "high-watermark")
 UNDEFINED = -1  # Kafka's UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET
 
 
-def end_offset_for_epoch(log: Log, epoch: int, leader_epoch: int | None = None) -> tuple[int, int]:
+class Entries(NamedTuple):
+    """A model log read as the leader-epoch functions below read a log (`shapes.LogShape`);
+    the prover reads its own logs the same way (`symbolic/transition/logs.py: Epochs`)."""
+
+    log: Log
+
+    @property
+    def leo(self) -> int:
+        return len(self.log)
+
+    @property
+    def span(self) -> int:
+        return len(self.log)
+
+    @property
+    def latest_epoch(self) -> int:
+        return latest_epoch(self.log)
+
+    def held(self, offset: int) -> bool:
+        return True
+
+    def epoch_at(self, offset: int) -> int:
+        return self.log[offset][0]
+
+
+def end_offset_for_epoch(
+    log: LogShape, epoch: Term, leader_epoch: Term = None
+) -> tuple[Term, Term]:
     """(largest epoch <= `epoch` in the log, end offset of that epoch).
 
     The end offset is where the first later epoch starts, or the LEO. A leader counts its own
     current epoch (`leader_epoch`) as ending at its LEO.
     """
-    leo = len(log)
-    if not log or latest_epoch(log) == epoch or leader_epoch == epoch:
+    leo = log.leo
+    trivial = or_(
+        eq(leo, 0),
+        eq(log.latest_epoch, epoch),
+        False if leader_epoch is None else eq(leader_epoch, epoch),
+    )
+    if trivial is True:
         return epoch, leo
-    end = next((offset for offset, (e, _) in enumerate(log) if e > epoch), leo)
-    floor = max((e for e, _ in log[:end] if e <= epoch), default=epoch)
-    return floor, end
+    end: Term = leo
+    for k in range(log.span - 1, -1, -1):
+        end = ite(and_(log.held(k), log.epoch_at(k) > epoch), k, end)
+    found: Term = False
+    floor: Term = -1
+    for k in range(log.span):
+        below = and_(log.held(k), k < end, log.epoch_at(k) <= epoch)
+        found = or_(found, below)
+        floor = ite(below, imax(floor, log.epoch_at(k)), floor)
+    floor = ite(found, floor, epoch)
+    return ite(trivial, epoch, floor), ite(trivial, leo, end)
 
 
 def diverges(
-    leader_log: Log, leader_epoch: int, fetch_offset: int, last_epoch: int
-) -> tuple[int, int] | None:
-    """The leader's diverging-epoch answer to a fetch, or None when the follower's log is a
-    prefix of the leader's at the fetch offset."""
+    leader_log: LogShape, leader_epoch: Term, fetch_offset: Term, last_epoch: Term
+) -> tuple[Term, Term, Term]:
+    """Whether the leader answers a fetch with a diverging epoch (the follower's log is not a
+    prefix of the leader's at the fetch offset), and that epoch and its end offset."""
     epoch, end = end_offset_for_epoch(leader_log, last_epoch, leader_epoch)
-    if epoch < last_epoch or end < fetch_offset:
-        return epoch, end
-    return None
+    return or_(epoch < last_epoch, end < fetch_offset), epoch, end
 
 
-def truncation_point(log: Log, diverging: tuple[int, int]) -> int:
+def truncation_point(log: LogShape, epoch: Term, end: Term) -> Term:
     """Where a follower truncates on a diverging-epoch answer (epoch, end offset)."""
-    epoch, end = diverging
     local_epoch, local_end = end_offset_for_epoch(log, epoch)
-    if local_epoch != epoch:
-        return local_end
-    return min(local_end, end)
+    return ite(ne(local_epoch, epoch), local_end, imin(local_end, end))
 
 
 def kip101_end_offset(leader_log: Log, epoch: int) -> int:
@@ -89,7 +128,10 @@ def answer(
     """What the leader tells a fetching follower to truncate to, as (epoch, end offset), or None
     when the follower may append from its fetch offset."""
     if truncation == "leader-epoch":
-        return diverges(leader_log, leader_epoch, fetch_offset, last_epoch)
+        diverging, epoch, end = diverges(
+            Entries(leader_log), leader_epoch, fetch_offset, last_epoch
+        )
+        return (epoch, end) if diverging else None
     if truncation == "kip-101":
         if fetch_offset == 0:
             return None  # an empty log: nothing to ask about
@@ -103,7 +145,7 @@ def answer(
 def truncate_to(truncation: str, log: Log, hwm: int, told: tuple[int, int]) -> int:
     """Where a follower truncates on the leader's answer (`answer`)."""
     if truncation == "leader-epoch":
-        return truncation_point(log, told)
+        return truncation_point(Entries(log), *told)
     end = told[1]
     if end == UNDEFINED:
         return min(hwm, len(log))  # 0.11: no usable answer, fall back to the HWM

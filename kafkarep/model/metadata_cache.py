@@ -21,12 +21,14 @@ kept, since Kafka reads it apart from the shutdown flag).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkarep.kafka.metadata import BrokerRegistry
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.shapes import ReplicaShape
 from kafkarep.model.state import Eligibility
 from kafkarep.rules.guards import guard
-from kafkarep.rules.terms import Term, and_, eq, ite, or_
+from kafkarep.rules.terms import Term, and_, eq, ite, not_, or_
 
 FENCED = -1  # fenced, or not registered: no alive broker epoch in the cache
 
@@ -41,18 +43,18 @@ def alive_epoch(entry: Term) -> Term:
     return ite(entry >= 0, entry, ite(entry <= -2, -2 - entry, -1))
 
 
+def entry(registration: Any, zookeeper: bool) -> Term:
+    """A broker's entry in a cache that has applied its registration (a `BrokerRegistration`,
+    or the prover's terms for one)."""
+    fenced = or_(not_(registration.registered), registration.fenced)
+    stopping = and_(registration.in_controlled_shutdown, not zookeeper)
+    epoch = registration.epoch
+    return ite(fenced, FENCED, ite(stopping, -2 - epoch, epoch))
+
+
 def eligibility(registry: BrokerRegistry, brokers: int, zookeeper: bool) -> Eligibility:
     """Each broker's entry, by id - 1, from a broker registry."""
-    out = []
-    for broker_id in range(1, brokers + 1):
-        r = registry.get(broker_id)
-        if not r.registered or r.fenced:
-            out.append(FENCED)
-        elif r.in_controlled_shutdown and not zookeeper:
-            out.append(shutting_down(r.epoch))
-        else:
-            out.append(r.epoch)
-    return tuple(out)
+    return tuple(entry(registry.get(b), zookeeper) for b in range(1, brokers + 1))
 
 
 # --- the leader's checks (`Partition.isReplicaIsrEligible`, Kafka 4.1.0) ------------------------

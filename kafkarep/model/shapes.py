@@ -74,3 +74,23 @@ class ClusterShape(Protocol):
 
     @property
     def partition(self) -> Any: ...
+
+
+class LogShape(Protocol):
+    """A replica's log as the leader-epoch functions of `logs.py` read it: the model's
+    (`logs.Entries`) and the prover's (`symbolic/transition/logs.py: Epochs`). `span` is how
+    many offsets to look at, `held(k)` whether offset k is below the LEO among them, and
+    `latest_epoch` the latest epoch of the leader-epoch cache."""
+
+    @property
+    def leo(self) -> Any: ...
+
+    @property
+    def span(self) -> int: ...
+
+    @property
+    def latest_epoch(self) -> Any: ...
+
+    def held(self, offset: int) -> Any: ...
+
+    def epoch_at(self, offset: int) -> Any: ...

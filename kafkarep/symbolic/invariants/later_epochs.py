@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kafkarep.model.logs import truncation_point
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import (
     brokers,
@@ -33,7 +34,7 @@ from kafkarep.symbolic.invariants.quorum import (
 from kafkarep.symbolic.lemmas import Invariant, representative
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ne, not_, or_
 from kafkarep.symbolic.state import LEADER, ClusterState, PartitionRegistration, Replica
-from kafkarep.symbolic.transition.logs import truncation_point
+from kafkarep.symbolic.transition.logs import epochs
 
 
 def leaderless_fenced(enc: Encoding, sym: ClusterState) -> Term:
@@ -198,7 +199,7 @@ def later_leaders_hold(enc: Encoding, sym: ClusterState, fixed: int | None = Non
                     f.leader_epoch > lr.view.leader_epoch,
                     holds_prefix(enc, cr, lr.log, bound),
                 )
-                at = truncation_point(enc, cr.log, cr.leo, f.diverging_epoch, f.diverging_end)
+                at = truncation_point(epochs(cr), f.diverging_epoch, f.diverging_end)
                 parts.append(implies(truncating, at >= bound))
     return and_(*parts)
 
@@ -384,7 +385,7 @@ def leaders_hold_commits(enc: Encoding, sym: ClusterState) -> Term:
         k = sym.brokers[b - 1]
         f, r = k.fetch_response, k.replica
         awaited = and_(f.present, f.diverging, still_awaited(r, f))
-        at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
+        at = truncation_point(epochs(r), f.diverging_epoch, f.diverging_end)
         return and_(
             *(
                 implies(and_(awaited, premise, o < r.leo, eq(r.log[o], g.committed[o])), o < at)

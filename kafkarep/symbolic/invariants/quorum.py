@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kafkarep.model.actions.alter_partition import ROLL_BACK
 from kafkarep.model.hwm import isr_at_min_isr
+from kafkarep.model.logs import truncation_point
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import (
@@ -30,7 +31,7 @@ from kafkarep.symbolic.invariants.copies import (
 from kafkarep.symbolic.lemmas import Invariant
 from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import ERROR, FOLLOWER, LEADER, ClusterState, running
-from kafkarep.symbolic.transition.logs import truncation_point
+from kafkarep.symbolic.transition.logs import epochs
 
 
 def can_fetch(enc: Encoding, sym: ClusterState, m: int, leader: int) -> Term:
@@ -394,7 +395,7 @@ def truncation_keeps(enc: Encoding, sym: ClusterState) -> Term:
     for c in brokers(enc):
         k = sym.brokers[c - 1]
         f, r = k.fetch_response, k.replica
-        at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
+        at = truncation_point(epochs(r), f.diverging_epoch, f.diverging_end)
         awaited = and_(f.present, f.diverging, still_awaited(r, f))
         member = and_(
             enc.sets.has(candidates(enc, sym), c), holds_prefix(enc, r, g.committed, g.true_hwm)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kafkarep.model.logs import truncation_point
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants.common import (
@@ -52,7 +53,7 @@ from kafkarep.symbolic.lemmas import AnyFact, Fact, PairFact, fixing, representa
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
 from kafkarep.symbolic.state import FOLLOWER, LEADER, ClusterState, PartitionRegistration, running
 from kafkarep.symbolic.transition.cluster import with_broker
-from kafkarep.symbolic.transition.logs import truncation_point
+from kafkarep.symbolic.transition.logs import epochs
 from kafkarep.symbolic.transition.metadata import act_on
 
 PerBroker = Callable[[Encoding, PartitionRegistration, ClusterState, int], Term]
@@ -250,7 +251,7 @@ def _lacking_leader_left_by(
     def lacking(x: int) -> Term:
         k = sym.brokers[x - 1]
         f, r = k.fetch_response, k.replica
-        cut = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end) < g.true_hwm
+        cut = truncation_point(epochs(r), f.diverging_epoch, f.diverging_end) < g.true_hwm
         awaits_cut = and_(f.present, f.diverging, still_awaited(r, f), cut)
         losing = and_(*_coming(enc, a, sym, x), awaits_cut)
         return or_(lacks(x), losing)
@@ -365,7 +366,7 @@ def _designated_keeps(
     coming = and_(*_coming(enc, record, sym, x))
     awaited = and_(f.present, f.diverging, still_awaited(r, f))
     holding = holds_prefix(enc, r, g.committed, g.true_hwm)
-    at = truncation_point(enc, r.log, r.leo, f.diverging_epoch, f.diverging_end)
+    at = truncation_point(epochs(r), f.diverging_epoch, f.diverging_end)
     anyone = _followed(enc, record, sym, x)
     but = {b: _followed(enc, record, sym, x, b) for b in brokers(enc) if b != x}
     # followed by another than the leader that sent the response, while it is at the

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from kafkarep.symbolic import ops
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq
@@ -63,7 +62,3 @@ def view_of(enc: Encoding, snapshot: PartitionRegistration) -> View:
         Terms(enc).members(snapshot.replicas),
         snapshot.recovering,
     )
-
-
-def last_epoch(enc: Encoding, r: Replica) -> Term:
-    return ops.select(r.log, r.leo - 1, 0)

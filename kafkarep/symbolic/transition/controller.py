@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkarep.model.metadata_cache import FENCED
+from kafkarep.model.metadata_cache import entry
 from kafkarep.symbolic.domain import Outcome, Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, ite
@@ -75,9 +75,6 @@ def commit(enc: Encoding, sym: ClusterState, outcome: Outcome) -> ClusterState:
 
 
 def eligibility_now(registry: tuple[BrokerRegistration, ...]) -> tuple[Term, ...]:
-    """Each broker's ISR eligibility in a cache that has applied this registry
-    (model/metadata_cache.py: `eligibility`)."""
-    return tuple(
-        ite(r.fenced, FENCED, ite(r.in_controlled_shutdown, -2 - r.epoch, r.epoch))
-        for r in registry
-    )
+    """Each broker's ISR eligibility in a cache that has applied this registry (the model's
+    `metadata_cache.entry`; the prover encodes no ZooKeeper-era controller)."""
+    return tuple(entry(r, zookeeper=False) for r in registry)

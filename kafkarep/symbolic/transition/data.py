@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafkarep.model.actions.data import fetch_offset_matches, response_guards
+from kafkarep.model.logs import diverges, truncation_point
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne, not_, or_
@@ -16,7 +17,6 @@ from kafkarep.symbolic.state import (
 )
 from kafkarep.symbolic.transition.alter_partition import joins, maybe_expand
 from kafkarep.symbolic.transition.cluster import (
-    last_epoch,
     leader_replica,
     spend,
     with_broker,
@@ -24,7 +24,7 @@ from kafkarep.symbolic.transition.cluster import (
 )
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
-from kafkarep.symbolic.transition.logs import cut, diverges, truncation_point
+from kafkarep.symbolic.transition.logs import cut, epochs
 
 
 def produce(enc: Encoding, broker: int) -> list[Instance]:
@@ -95,7 +95,7 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
         f = fb.replica
         lr = sym.brokers[leader - 1].replica
         epoch = lr.view.leader_epoch
-        diverging, d_epoch, d_end = diverges(enc, lr.log, lr.leo, epoch, f.leo, last_epoch(enc, f))
+        diverging, d_epoch, d_end = diverges(epochs(lr), epoch, f.leo, epochs(f).latest_epoch)
         followers = list(lr.followers)
         caught_up = or_(f.leo >= lr.leo, followers[follower - 1].caught_up)
         moved = ne(followers[follower - 1].leo, f.leo)
@@ -148,7 +148,7 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
         )
         applies = and_(in_fetcher, *(enc.check(g, r, a) for g in response_guards(enc.cfg)))
         # truncate at the divergence point
-        at = truncation_point(enc, r.log, r.leo, a.diverging_epoch, a.diverging_end)
+        at = truncation_point(epochs(r), a.diverging_epoch, a.diverging_end)
         truncated = r._replace(log=cut(r.log, at), leo=at, hwm=imin(r.hwm, at))
         # append the entries after the log (at the fetch offset, unless that guard is off)
         count = a.end - a.fetch_offset

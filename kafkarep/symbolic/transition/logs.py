@@ -1,46 +1,42 @@
-"""Replica logs (`kafkarep/model/logs.py`): the end offset of an epoch, divergence and where a
-follower truncates."""
+"""Replica logs on the prover's terms: a log is the leader epoch of the record at each of R
+offsets and its LEO (`Epochs`), read by the leader-epoch functions of `kafkarep/model/logs.py`
+(the end offset of an epoch, divergence, where a follower truncates), written once."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from kafkarep.symbolic import ops
-from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, imax, imin, ite, ne, or_
+from kafkarep.symbolic.ops import Term, ite
+from kafkarep.symbolic.state import Replica
 
 
-def end_offset_for_epoch(
-    enc: Encoding, log: tuple[Term, ...], leo: Term, epoch: Term, leader_epoch: Term = None
-) -> tuple[Term, Term]:
-    """(largest epoch <= `epoch` in the log, end offset of that epoch)."""
-    last = ops.select(log, leo - 1, 0)
-    trivial = or_(eq(leo, 0), eq(last, epoch))
-    if leader_epoch is not None:
-        trivial = or_(trivial, eq(leader_epoch, epoch))
-    end: Term = leo
-    for k in range(enc.r - 1, -1, -1):
-        end = ite(and_(k < leo, log[k] > epoch), k, end)
-    found: Term = False
-    floor: Term = -1
-    for k in range(enc.r):
-        below = and_(k < leo, log[k] <= epoch)
-        found = or_(found, below)
-        floor = ite(below, imax(floor, log[k]), floor)
-    floor = ite(found, floor, epoch)
-    return ite(trivial, epoch, floor), ite(trivial, leo, end)
+class Epochs(NamedTuple):
+    """A log as `kafkarep/model/shapes.py: LogShape`. Its latest epoch is its last record's:
+    the prover's logs only grow in epoch (it encodes only KIP-320 fetches, after which a
+    follower appends only from its own leader epoch's leader), where the model's
+    `state.latest_epoch` takes the largest, which is the same there."""
+
+    log: tuple[Term, ...]
+    leo: Term
+
+    @property
+    def span(self) -> int:
+        return len(self.log)
+
+    @property
+    def latest_epoch(self) -> Term:
+        return ops.select(self.log, self.leo - 1, 0)
+
+    def held(self, offset: int) -> Term:
+        return offset < self.leo
+
+    def epoch_at(self, offset: int) -> Term:
+        return self.log[offset]
 
 
-def diverges(
-    enc: Encoding, log: tuple[Term, ...], leo: Term, leader_epoch: Term, offset: Term, last: Term
-) -> tuple[Term, Term, Term]:
-    epoch, end = end_offset_for_epoch(enc, log, leo, last, leader_epoch)
-    return or_(epoch < last, end < offset), epoch, end
-
-
-def truncation_point(
-    enc: Encoding, log: tuple[Term, ...], leo: Term, epoch: Term, end: Term
-) -> Term:
-    local_epoch, local_end = end_offset_for_epoch(enc, log, leo, epoch)
-    return ite(ne(local_epoch, epoch), local_end, imin(local_end, end))
+def epochs(r: Replica) -> Epochs:
+    return Epochs(r.log, r.leo)
 
 
 def cut(log: tuple[Term, ...], at: Term) -> tuple[Term, ...]:
