@@ -10,7 +10,6 @@ from kafkarep.symbolic.state import (
     LEADER,
     AlterPartitionRequest,
     Broker,
-    BrokerRegistration,
     ClusterState,
     PartitionRegistration,
     Replica,
@@ -27,14 +26,6 @@ def with_broker(sym: ClusterState, broker: int, b: Broker) -> ClusterState:
 
 def with_replica(sym: ClusterState, broker: int, r: Replica) -> ClusterState:
     return with_broker(sym, broker, sym.brokers[broker - 1]._replace(replica=r))
-
-
-def with_registration(
-    sym: ClusterState, broker: int, registration: BrokerRegistration
-) -> ClusterState:
-    registry = list(sym.registry)
-    registry[broker - 1] = registration
-    return sym._replace(registry=tuple(registry))
 
 
 def with_ap_request(sym: ClusterState, broker: int, request: AlterPartitionRequest) -> ClusterState:
