@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkarep import rules
+from kafkarep.model.actions.admin import BUDGETS
 from kafkarep.model.actions.base import CONTROLLER
 from kafkarep.rules import AlterReassignmentRequest, Election, ElectLeadersRequest
 from kafkarep.symbolic.domain import Outcome, decided
@@ -17,13 +18,7 @@ from kafkarep.symbolic.transition.instance import Build, Instance
 
 
 def admin(enc: Encoding, name: str) -> list[Instance]:
-    budgets = {
-        "reassign": "reassignments",
-        "cancel_reassignment": "reassignment_cancels",
-        "elect_preferred": "preferred_elections",
-        "elect_unclean": "unclean_elections",
-    }
-    budget = budgets[name]
+    budget = BUDGETS[name]
     cfg = enc.cfg
 
     def outcome(sym: ClusterState, target: tuple[int, ...] | None) -> Outcome:
