@@ -22,8 +22,9 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+import trees
 
 CHILD = r"""
 import json, sys, time
@@ -103,35 +104,19 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", help="another commit, measured side by side")
     args = parser.parse_args(argv)
-    here = Path(__file__).resolve().parents[1]
     if args.against is None:
-        result = measure(args.model, args.states, args.rounds, here)
+        result = measure(args.model, args.states, args.rounds, trees.HERE)
         print(f"{args.model}: {result['states']:,} states, median of {args.rounds} rounds")
         table({"this tree": [result]})
         return
-    with tempfile.TemporaryDirectory(prefix="kafkarep-against-") as scratch:
-        other = Path(scratch) / "tree"
-        git = ["git", "-C", str(here)]
-        subprocess.run(git + ["worktree", "add", "--detach", str(other), args.against], check=True)
-        try:
-            trees = {args.against: other, "this tree": here}
-            if os.environ.get("KAFKAREP_COMPILED") == "1":
-                for tree in trees.values():
-                    subprocess.run(
-                        [sys.executable, "-m", "kafkarep", "compile"],
-                        cwd=tree,
-                        env={**os.environ, "PYTHONPATH": str(tree)},
-                        check=True,
-                    )
-            runs: dict[str, list[dict[str, object]]] = {name: [] for name in trees}
-            for _ in range(args.rounds):  # the trees alternate; each run is its own process
-                for name, tree in trees.items():
-                    runs[name].append(measure(args.model, args.states, 1, tree))
-            count = runs["this tree"][0]["states"]
-            print(f"{args.model}: {count:,} states, {args.rounds} rounds a tree, alternating")
-            table(runs)
-        finally:
-            subprocess.run(git + ["worktree", "remove", "--force", str(other)], check=True)
+    with trees.against(args.against) as checkouts:
+        runs: dict[str, list[dict[str, object]]] = {name: [] for name in checkouts}
+        for _ in range(args.rounds):  # the trees alternate; each run is its own process
+            for name, tree in checkouts.items():
+                runs[name].append(measure(args.model, args.states, 1, tree))
+    count = runs["this tree"][0]["states"]
+    print(f"{args.model}: {count:,} states, {args.rounds} rounds a tree, alternating")
+    table(runs)
 
 
 if __name__ == "__main__":

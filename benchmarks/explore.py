@@ -44,9 +44,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+import trees
 
 STANDARD = [
     "models/kip966_small.toml",
@@ -186,25 +187,9 @@ def compare_por(args: argparse.Namespace) -> None:
 
 
 def against(args: argparse.Namespace) -> None:
-    here = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory(prefix="kafkarep-against-") as scratch:
-        other = Path(scratch) / "tree"
-        git = ["git", "-C", str(here)]
-        subprocess.run(git + ["worktree", "add", "--detach", str(other), args.against], check=True)
-        try:
-            trees = {args.against: other, "this tree": here}
-            if os.environ.get("KAFKAREP_COMPILED") == "1":
-                for tree in trees.values():
-                    subprocess.run(
-                        [sys.executable, "-m", "kafkarep", "compile"],
-                        cwd=tree,
-                        env={**os.environ, "PYTHONPATH": str(tree)},
-                        check=True,
-                    )
-            for model in args.models:
-                side_by_side(args, model, trees)
-        finally:
-            subprocess.run(git + ["worktree", "remove", "--force", str(other)], check=True)
+    with trees.against(args.against) as checkouts:
+        for model in args.models:
+            side_by_side(args, model, checkouts)
 
 
 def side_by_side(args: argparse.Namespace, model: str, trees: dict[str, Path]) -> None:

@@ -33,7 +33,7 @@ from kafkarep.rules.terms import Term, and_, eq, ite, not_, or_
 FENCED = -1  # fenced, or not registered: no alive broker epoch in the cache
 
 
-def shutting_down(epoch: int) -> int:
+def shutting_down(epoch: Term) -> Term:
     """An alive broker in controlled shutdown: its epoch, encoded below FENCED."""
     return -2 - epoch
 
@@ -49,7 +49,7 @@ def entry(registration: Any, zookeeper: bool) -> Term:
     fenced = or_(not_(registration.registered), registration.fenced)
     stopping = and_(registration.in_controlled_shutdown, not zookeeper)
     epoch = registration.epoch
-    return ite(fenced, FENCED, ite(stopping, -2 - epoch, epoch))
+    return ite(fenced, FENCED, ite(stopping, shutting_down(epoch), epoch))
 
 
 def eligibility(registry: BrokerRegistry, brokers: int, zookeeper: bool) -> Eligibility:
