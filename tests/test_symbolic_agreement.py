@@ -104,13 +104,20 @@ def test_every_pair_of_a_bounded_exploration_agrees(model: str, depth: int) -> N
 
 def test_the_leaders_own_checks_are_compared() -> None:
     """The leader's metadata cache and its lag timer are steps of their own, compared like
-    every other; Kafka 3.5's broker (no lag timer) is encoded too."""
+    every other; so is Kafka 3.5's HWM, which waits for every caught-up follower, eligible or
+    not, and a leader whose HWM waits for none (no lag timer)."""
     today = agreement.check(load_model(MODELS / "kip966_small.toml"), 7)
     assert {"apply_registrations", "replica_lag"} <= set(today.families)
     assert_agrees(today)
-    v35 = agreement.check(load_model(MODELS / "history" / "v35_last_replica_standing.toml"), 5)
-    assert "replica_lag" not in v35.families and "apply_registrations" in v35.families
+    path = MODELS / "history" / "v35_last_replica_standing.toml"
+    v35 = agreement.check(load_model(path), 5)
+    assert {"apply_registrations", "replica_lag"} <= set(v35.families)
     assert_agrees(v35)
+    text = path.read_text().replace('"caught-up"', '"none"')
+    assert '"none"' in text
+    none = agreement.check(parse_model(tomllib.loads(text), "none.toml"), 5)
+    assert "replica_lag" not in none.families and "apply_registrations" in none.families
+    assert_agrees(none)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

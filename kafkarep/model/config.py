@@ -93,9 +93,11 @@ class ModelConfig(NamedTuple):
     # KIP-101). False: fetches carry no current leader epoch (before KIP-320, Kafka 2.1).
     truncation: str = "leader-epoch"
     current_leader_epoch_in_fetch: bool = True
-    # KAFKA-15021 (Kafka 3.6.0): the leader's HWM waits for an ISR-eligible follower outside the
-    # ISR that caught up within replica.lag.time.max.ms (`shouldWaitForReplicaToJoinIsr`).
-    hwm_waits_for_caught_up_followers: bool = True
+    # Which followers outside the Maximal ISR the leader's HWM waits for once they caught up
+    # within replica.lag.time.max.ms (`Partition.maybeIncrementLeaderHW`): "eligible" (Kafka
+    # 3.6.0+, KAFKA-15021: those it would let join the ISR), "caught-up" (0.10.2.0 to 3.5.x,
+    # KAFKA-4485: every one) or "none" (0.10.1 and older: the ISR alone). `model/hwm.py`.
+    hwm_waits_for_caught_up_followers: str = "eligible"
     # KIP-966's broker part (Kafka 3.7.0): the leader's HWM does not advance while its ISR is
     # below MinISR (`Partition.maybeIncrementLeaderHW`), with ELR on or off.
     hwm_requires_min_isr: bool = True
@@ -309,9 +311,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         pending_isr_on_metadata=pending,
         truncation=truncation,
         current_leader_epoch_in_fetch=_bool(rules, "rules", "current_leader_epoch_in_fetch", True),
-        hwm_waits_for_caught_up_followers=_bool(
-            rules, "rules", "hwm_waits_for_caught_up_followers", True
-        ),
+        hwm_waits_for_caught_up_followers=_hwm_waits(rules),
         hwm_requires_min_isr=_bool(rules, "rules", "hwm_requires_min_isr", True),
         controller_lag=controller_lag,
         engine_settings=_engine_settings(raw),
@@ -514,6 +514,23 @@ def _int(
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise ModelError(f"[{name}] {key} = {value} must be {bound}")
     return value
+
+
+HWM_WAITS = ("eligible", "caught-up", "none")  # `hwm_waits_for_caught_up_followers`, newest first
+
+
+def _hwm_waits(rules: dict[str, Any]) -> str:
+    """`hwm_waits_for_caught_up_followers`; true and false, its values before it named the
+    releases, are "eligible" and "none"."""
+    value = rules.get("hwm_waits_for_caught_up_followers", HWM_WAITS[0])
+    if isinstance(value, bool):
+        return HWM_WAITS[0] if value else HWM_WAITS[-1]
+    if value not in HWM_WAITS:
+        raise ModelError(
+            "[rules] hwm_waits_for_caught_up_followers must be "
+            + ", ".join(f'"{v}"' for v in HWM_WAITS)
+        )
+    return str(value)
 
 
 def _bool(section: dict[str, Any], name: str, key: str, default: bool) -> bool:

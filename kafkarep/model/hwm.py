@@ -42,18 +42,19 @@ def commit_offset(replica: Replica, broker_id: int) -> int:
 
 @guard("hwm")
 def waits_for_caught_up_follower(cfg: ModelConfig, replica: ReplicaShape, follower: int) -> Term:
-    """KAFKA-15021 (Kafka 3.6.0): the HWM also waits for a follower outside the Maximal ISR that
-    caught up within replica.lag.time.max.ms and that the leader would let join the ISR
-    (`shouldWaitForReplicaToJoinIsr` in `Partition.maybeIncrementLeaderHW`, Kafka 4.1.0), so
-    an ISR join never finds the HWM beyond the joining follower's log. (Switching it off
-    lets the HWM pass such a follower. No release did: the HWM has waited for caught-up
-    followers since 0.10.2, KAFKA-4485; 3.6.0 added the eligibility.)"""
-    view = replica.followers[follower - 1]
-    return and_(
-        cfg.hwm_waits_for_caught_up_followers,
-        view.caught_up,
-        isr_eligible(cfg, replica, follower),
-    )
+    """The HWM also waits for a follower outside the Maximal ISR that caught up within
+    replica.lag.time.max.ms (`Partition.maybeIncrementLeaderHW`): since 0.10.2.0 (KAFKA-4485)
+    for every such follower, since 3.6.0 (KAFKA-15021, `shouldWaitForReplicaToJoinIsr` at
+    4.1.0) only for one the leader would let join the ISR, so that an ISR join never finds the
+    HWM beyond the joining follower's log, and a shutting-down follower no longer holds it back.
+    `hwm_waits_for_caught_up_followers` names the release's (`config.HWM_WAITS`)."""
+    waits = cfg.hwm_waits_for_caught_up_followers
+    if waits == "none":  # 0.10.1 and older: the HWM is the ISR's alone
+        return False
+    caught_up = replica.followers[follower - 1].caught_up
+    if waits == "caught-up":
+        return caught_up
+    return and_(caught_up, isr_eligible(cfg, replica, follower))
 
 
 def wait_offset(cfg: ModelConfig, replica: Replica, broker_id: int, offset: int) -> int:

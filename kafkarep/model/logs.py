@@ -6,7 +6,7 @@ Offsets start at 0; a log is a tuple of (leader epoch, value) entries, so its LE
 Three algorithms, the model's `[rules] truncation`, each Kafka's in its time:
 
 - `"leader-epoch"` (the default; KIP-279, Kafka 2.0, and the diverging epoch in the fetch
-  response of KIP-595/KAFKA-10554 since 2.7): the leader answers with the largest epoch it has at
+  response of KIP-595/KAFKA-10554 since 2.8.0): the leader answers with the largest epoch it has at
   or below the follower's last one and that epoch's end offset; the follower truncates to the
   end of that epoch in its own log, so divergence is found however many leader changes ago.
 - `"kip-101"` (Kafka 0.11 to 1.1): one `OffsetsForLeaderEpoch` round. The leader answers with the

@@ -19,11 +19,10 @@ from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.footprint import Footprint
-from kafkarep.model.hwm import maybe_advance_hwm
+from kafkarep.model.hwm import maybe_advance_hwm, waits_for_caught_up_follower
 from kafkarep.model.metadata_cache import (
     alive_in_leader_metadata,
     broker_epoch_in_leader_metadata,
-    isr_eligible,
 )
 from kafkarep.model.shapes import ReplicaShape
 from kafkarep.model.state import (
@@ -164,10 +163,10 @@ def shrink(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
 
 def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     """replica.lag.time.max.ms passes since a follower outside the Maximal ISR last caught up,
-    while it is behind: the HWM no longer waits for it. Only where that is read (an
-    ISR-eligible follower the HWM would wait for); for ISR members a shrink fires it. No
+    while it is behind: the HWM no longer waits for it. Only where that is read (a follower the
+    HWM waits for, `hwm.waits_for_caught_up_follower`); for ISR members a shrink fires it. No
     budget: time passing is not a fault."""
-    if not cfg.hwm_waits_for_caught_up_followers:
+    if cfg.hwm_waits_for_caught_up_followers == "none":
         return
     for broker_id in cfg.broker_ids:
         replica = state.running_leader(broker_id)
@@ -177,10 +176,9 @@ def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             view = replica.followers[follower - 1] if follower != broker_id else None
             if (
                 view is not None
-                and view.caught_up
                 and follower not in replica.maximal_isr
                 and view.leo < replica.leo
-                and isr_eligible(cfg, replica, follower)
+                and waits_for_caught_up_follower.check(cfg, replica, follower)
             ):
                 yield Action("replica_lag", broker_id, follower)
 
@@ -397,7 +395,7 @@ FAMILIES = (
         lag,
         None,
         "a lagging follower outside the ISR is no longer caught up",
-        lambda cfg: cfg.hwm_waits_for_caught_up_followers,
+        lambda cfg: cfg.hwm_waits_for_caught_up_followers != "none",
         footprint=lag_footprint,
     ),
     Family(

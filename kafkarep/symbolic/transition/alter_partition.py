@@ -11,7 +11,7 @@ from kafkarep.model.actions.alter_partition import (
     isr_join_guards,
 )
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.model.metadata_cache import isr_eligible
+from kafkarep.model.hwm import waits_for_caught_up_follower
 from kafkarep.symbolic.domain import AlterPartition, decided
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
@@ -145,10 +145,9 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
                 leader_replica(b),
                 r.view.present,
                 s.has(r.view.replicas, follower),
-                f.caught_up,
                 not_(s.has(r.maximal_isr, follower)),
                 f.leo < r.leo,
-                isr_eligible(enc.cfg, r, follower),
+                waits_for_caught_up_follower.check(enc.cfg, r, follower),
             )
 
         def update(sym: ClusterState, _: Term, follower: int = follower) -> ClusterState:

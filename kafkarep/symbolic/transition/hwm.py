@@ -21,7 +21,7 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
             offset = ite(
                 s.has(r.maximal_isr, m), imin(offset, imax(r.followers[m - 1].leo, 0)), offset
             )
-    if cfg.hwm_waits_for_caught_up_followers and enc.guard_on(waits_for_caught_up_follower):
+    if enc.guard_on(waits_for_caught_up_follower):  # False where the release waits for none
         for m in range(1, enc.n + 1):
             f = r.followers[m - 1]
             waits = and_(
