@@ -292,6 +292,9 @@ NOT_FOUND = {
     "alter_partition_partition_epoch": "not found in 40,000 examples of seed 1 since the leader's "
     "own checks: the 15-step trace needs a stale AlterPartition, an ISR expansion that the "
     "leader now makes only while handling a fetch, and a lossy restart, in one order",
+    "fetch_broker_epoch_not_stale": "not found in 10,000 examples of seed 1: the 16-step trace "
+    "needs a fetch held across its sender's lossy restart, the new incarnation proposed for the "
+    "ISR, and the held fetch delivered before the ISR is committed, in one order",
 }
 QUICK = {"hwm_below_min_isr", "elr_keeps_unclean_shutdown", "isr_join_fetch_offset_at_hwm"}
 FINDINGS = ROOT / "models" / "findings"

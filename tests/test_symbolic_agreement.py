@@ -59,7 +59,7 @@ VARIANTS = {
     "protocol-description": 'metadata_version = "4.0"\nelr = true\n'
     'reassignment_completion = "protocol-description"\n'
     'unclean_shutdown_detection = "previous-epoch"\nuse_last_known_leader = false\n'
-    'pending_isr_on_metadata = "reset"',
+    'pending_isr_on_metadata = "keep-newer"',
     "v3.1-unclean": 'kafka_version = "3.9"\nmetadata_version = "3.1"\n'
     "unclean_leader_election = true",
 }

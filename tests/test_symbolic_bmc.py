@@ -91,7 +91,7 @@ def test_the_mutations_are_split_by_their_expectation() -> None:
         "fetch_response_leader_epoch",
         "leader_epoch_reset_followers",
     }
-    assert len(VIOLATING) == 4 and all(_pinned_depth(m) > 0 for m in VIOLATING)
+    assert len(VIOLATING) == 5 and all(_pinned_depth(m) > 0 for m in VIOLATING)
 
 
 @pytest.mark.slow

@@ -87,7 +87,10 @@ class ModelConfig(NamedTuple):
     check: CheckConfig
     expect: Expectation
     metadata_version: str = "4.0"
-    pending_isr_on_metadata: str = "keep-newer"
+    # A leader applying metadata of its own leader epoch, at a partition epoch not below its own,
+    # "reset"s a pending ISR change to the committed ISR (`Partition.makeLeader` at 3.3.0 and
+    # later, KAFKA-13790); "keep-newer" keeps one newer than the metadata, which no release does.
+    pending_isr_on_metadata: str = "reset"
     # The data plane's log reconciliation (kafkarep/model/logs.py): "leader-epoch" (KIP-279,
     # today's), "kip-101" (one epoch look-up, Kafka 0.11 to 1.x) or "high-watermark" (before
     # KIP-101). False: fetches carry no current leader epoch (before KIP-320, Kafka 2.1).
@@ -263,9 +266,9 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
     except ValueError as error:
         raise ModelError(f"[rules] {error}") from None
 
-    pending = rules.get("pending_isr_on_metadata", "keep-newer")
+    pending = rules.get("pending_isr_on_metadata", "reset")
     if pending not in ("keep-newer", "reset"):
-        raise ModelError('[rules] pending_isr_on_metadata must be "keep-newer" or "reset"')
+        raise ModelError('[rules] pending_isr_on_metadata must be "reset" or "keep-newer"')
     truncation = rules.get("truncation", "leader-epoch")
     if truncation not in TRUNCATIONS:
         raise ModelError("[rules] truncation must be " + ", ".join(f'"{t}"' for t in TRUNCATIONS))
@@ -287,6 +290,8 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         _check_plan(raw["plan"], broker_ids)
     if budget.reassignments and not targets:
         raise ModelError("[faults] reassignments > 0 needs [reassignment] targets")
+    moves = [*(targets if budget.reassignments else ()), *_plan_target(raw)]
+    topic = topic._replace(min_isr=_effective_min_isr(min_isr, replicas, moves))
 
     check, expect = _bounded(_check(raw.get("check", {})), _expect(raw.get("expect", {})))
     modules = _property_modules(raw.get("check", {}), path)
@@ -359,6 +364,32 @@ def _engine_settings(raw: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
             for key, value in raw.get(section, {}).items()
         )
     )
+
+
+def _plan_target(raw: dict[str, Any]) -> list[list[int]]:
+    """The replicas a [plan] moves to (its target, else the replicas it starts from)."""
+    if "plan" not in raw:
+        return []
+    return [raw["plan"].get("target", raw.get("cluster", {}).get("replicas", []))]
+
+
+def _effective_min_isr(min_isr: int, replicas: list[int], moves: list[Any]) -> int:
+    """Kafka's effective MinISR, min(min.insync.replicas, the replicas assigned), since 3.7.0 on
+    the broker (`Partition.effectiveMinIsr`, KAFKA-15583) and the controller
+    (`ReplicationControlManager.getTopicEffectiveMinIsr`, KAFKA-15581). The model takes it once:
+    a min_isr above the replica count is the replica count. A reassignment changes the count as
+    it goes (`moves`: the replica lists reassignments lead to), so one that could leave fewer
+    replicas than min_isr is refused."""
+    sizes = [len(replicas), *(len(target) for target in moves)]
+    if min_isr <= min(sizes):
+        return min_isr
+    if moves:
+        raise ModelError(
+            f"[cluster] min_isr {min_isr} is above the {min(sizes)} replicas a reassignment "
+            "may leave: Kafka's effective MinISR (min(min.insync.replicas, replicas), 3.7.0+) "
+            "would change as it goes, which the model does not follow"
+        )
+    return len(replicas)
 
 
 def _check_plan(section: dict[str, Any], broker_ids: tuple[int, ...]) -> None:
