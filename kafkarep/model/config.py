@@ -87,6 +87,8 @@ class ModelConfig(NamedTuple):
     check: CheckConfig
     expect: Expectation
     metadata_version: str = "4.0"
+    # The producers' acks: "all" (acks=-1) or "1" (the leader's append acknowledges the write).
+    acks: str = "all"
     # A leader applying metadata of its own leader epoch, at a partition epoch not below its own,
     # "reset"s a pending ISR change to the committed ISR (`Partition.makeLeader` at 3.3.0 and
     # later, KAFKA-13790); "keep-newer" keeps one newer than the metadata, which no release does.
@@ -128,7 +130,7 @@ class ModelConfig(NamedTuple):
 
 SECTIONS = {
     "model": {"name", "description"},
-    "cluster": {"brokers", "replicas", "isr", "leader", "min_isr", "fenced", "records"},
+    "cluster": {"brokers", "replicas", "isr", "leader", "min_isr", "fenced", "records", "acks"},
     "rules": {
         "kafka_version",
         "metadata_version",
@@ -313,6 +315,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         check=check,
         expect=expect,
         metadata_version=version,
+        acks=_acks(cluster),
         pending_isr_on_metadata=pending,
         truncation=truncation,
         current_leader_epoch_in_fetch=_bool(rules, "rules", "current_leader_epoch_in_fetch", True),
@@ -545,6 +548,16 @@ def _int(
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise ModelError(f"[{name}] {key} = {value} must be {bound}")
     return value
+
+
+ACKS = ("all", "1")  # `[cluster] acks`
+
+
+def _acks(cluster: dict[str, Any]) -> str:
+    value = cluster.get("acks", ACKS[0])
+    if value not in ACKS:
+        raise ModelError('[cluster] acks must be "all" or "1"')
+    return str(value)
 
 
 HWM_WAITS = ("eligible", "caught-up", "none")  # `hwm_waits_for_caught_up_followers`, newest first

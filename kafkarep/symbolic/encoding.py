@@ -61,6 +61,10 @@ class Encoding:
             )
         if cfg.options.controller != "kraft":
             raise AbstractionError("the symbolic engine encodes the KRaft controller rules only")
+        if cfg.acks != "all":
+            raise AbstractionError(
+                'the symbolic engine encodes acks=all producers only (acks = "all")'
+            )
         if cfg.truncation != "leader-epoch" or not cfg.current_leader_epoch_in_fetch:
             # The historical data planes (kafkarep/model/logs.py) are explored, not encoded.
             raise AbstractionError(

@@ -39,13 +39,15 @@ from kafkarep.rules.terms import Term, eq
 def produce_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.records == 0:
         return
+    acks_all = cfg.acks == "all"
     for broker_id in cfg.broker_ids:
         replica = state.running_leader(broker_id)
-        # Kafka refuses acks=all writes while the ISR is below MinISR (NotEnoughReplicas, §2.6).
+        # Kafka refuses acks=all writes while the ISR is below MinISR (NotEnoughReplicas, §2.6);
+        # acks=1 writes it appends whatever the ISR (`Partition.appendRecordsToLeader`).
         if (
             replica is not None
             and replica.view is not None
-            and len(replica.view.isr) >= cfg.min_isr
+            and (not acks_all or len(replica.view.isr) >= cfg.min_isr)
         ):
             yield Action("produce", broker_id)
 
@@ -55,12 +57,13 @@ def produce(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
     replica = broker.replica
     assert replica is not None and replica.view is not None
     value = cfg.records - state.budget.records + 1
-    replica = replica._replace(
-        log=replica.log + ((replica.view.leader_epoch, value),),
-        unacked_from=replica.unacked_from if replica.unacked_from >= 0 else replica.leo,
-    )
+    replica = replica._replace(log=replica.log + ((replica.view.leader_epoch, value),))
+    ghost = state.ghost
+    if cfg.acks == "all":  # the HWM answers it; acks=1: the append was the answer
+        unacked_from = replica.unacked_from if replica.unacked_from >= 0 else replica.leo - 1
+        replica = replica._replace(unacked_from=unacked_from)
+        ghost = ghost.receive(action.actor, replica.log[-1:])
     state = state.with_broker(action.actor, broker._replace(replica=replica))
-    ghost = state.ghost.receive(action.actor, replica.log[-1:])
     state = state._replace(budget=state.budget.spend("records"), ghost=ghost)
     return maybe_advance_hwm(state, cfg, action.actor)
 
@@ -349,7 +352,8 @@ def fetch_response(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     else:
         log = replica.log + response.entries
         replica = replica._replace(log=log, hwm=min(response.hwm, len(log)))
-        state = state._replace(ghost=state.ghost.receive(action.actor, response.entries))
+        if cfg.acks == "all":  # who holds a write matters only to the acks=all answer
+            state = state._replace(ghost=state.ghost.receive(action.actor, response.entries))
     return state.with_broker(action.actor, broker._replace(replica=replica))
 
 
