@@ -181,6 +181,7 @@ def test_prove_refuses_the_faults_it_does_not_encode() -> None:
     for faults, off in (
         ({"partial_fetches": 1}, []),
         ({"delayed_fetches": 1}, []),
+        ({"uncontrolled_shutdowns": 1}, []),
         ({"controller_failovers": 1}, lagging),
     ):
         cfg = model(faults, disable_guards=off)
@@ -207,4 +208,45 @@ def test_every_family_the_encoding_lacks_is_one_prove_refuses() -> None:
         "delayed_fetch_arrives",
         "controller_failover",
         "controller_catches_up",
+        "stop",
     }
+
+
+# --- a clean shutdown without the controller (`stop`) ------------------------------------------
+
+
+def _elr_model(kafka_version: str, faults: dict[str, int]) -> ModelConfig:
+    return parse_model(
+        {
+            "cluster": {"brokers": 3, "replicas": [1, 2, 3], "min_isr": 3, "records": 1},
+            "rules": {"kafka_version": kafka_version, "metadata_version": "4.0", "elr": True},
+            "faults": faults,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("kafka_version", "fault", "stop", "keeps_elr"),
+    [
+        ("4.0", {"uncontrolled_shutdowns": 1}, "stop", True),  # KAFKA-18635
+        ("3.9", {"uncontrolled_shutdowns": 1}, "stop", False),  # every new incarnation unclean
+        ("4.0", {"unclean_shutdowns": 1}, "crash", False),
+    ],
+)
+def test_a_clean_stop_keeps_its_elr_place_from_4_0(
+    kafka_version: str, fault: dict[str, int], stop: str, keeps_elr: bool
+) -> None:
+    """A broker that shuts down cleanly without a controlled shutdown keeps its log and, from
+    Kafka 4.0, its ELR membership when it re-registers presenting its last broker epoch; an
+    unclean shutdown, or any restart on 3.9, leaves the ELR."""
+    cfg = _elr_model(kafka_version, fault)
+    state = step(cfg, initial_state(cfg), stop, 2)
+    assert state.partition.isr == {1, 3} and state.partition.elr == {2}
+    assert state.broker(2).replica is not None
+    state = step(cfg, state, "restart", 2)
+    assert (state.partition.elr == {2}) is keeps_elr
+
+
+def test_prove_refuses_a_model_with_clean_stops() -> None:
+    with pytest.raises(AbstractionError, match="uncontrolled_shutdowns"):
+        Encoding(model({"uncontrolled_shutdowns": 1}))

@@ -256,6 +256,9 @@ class Budget(NamedTuple):
     partial_fetches: int = 0
     delayed_fetches: int = 0
     controller_failovers: int = 0
+    # a clean shutdown the controller did not approve: controlled.shutdown.enable=false, a
+    # controlled shutdown that timed out, or a fenced broker's (`stop`, lifecycle.py)
+    uncontrolled_shutdowns: int = 0
 
     def spend(self, name: str) -> Budget:
         return self._replace(**{name: getattr(self, name) - 1})

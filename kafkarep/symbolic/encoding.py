@@ -74,7 +74,7 @@ class Encoding:
             )
         unencoded = [
             f"[faults] {fault}"
-            for fault in ("partial_fetches", "delayed_fetches")
+            for fault in ("partial_fetches", "delayed_fetches", "uncontrolled_shutdowns")
             if getattr(cfg.budget, fault)
         ]
         if "controller_failover" in {f.name for f in active(cfg)}:

@@ -124,6 +124,31 @@ def shutdown_complete(cfg: ModelConfig, state: ClusterState, action: Action) -> 
     return _fence(cfg, state, action.actor)
 
 
+# --- a clean shutdown without the controller ---------------------------------------------------
+
+
+def stop_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    if state.budget.uncontrolled_shutdowns == 0:
+        return
+    for broker_id in cfg.broker_ids:
+        if state.broker(broker_id).status in RUNNING:
+            yield Action("stop", broker_id)
+
+
+def stop(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """The broker shuts down cleanly without the controller moving its leaderships first: with
+    `controlled.shutdown.enable=false`, after its controlled shutdown timed out, or fenced (the
+    controller tells a fenced broker to shut down at once). Each path of `BrokerServer.shutdown`
+    (Kafka 4.1.0) goes on to `LogManager.shutdown`, which flushes every log and writes the
+    clean-shutdown marker with the broker epoch, so the restart presents it (KAFKA-18635). The
+    controller fences it when its session expires; the model does so in the same step."""
+    state = state._replace(budget=state.budget.spend("uncontrolled_shutdowns"))
+    state = _go_offline(state, action.actor, Status.OFFLINE_CLEAN, lose_data=False)
+    if _registration_fenced(state, action.actor):
+        return state
+    return _fence(cfg, state, action.actor)
+
+
 # --- unclean shutdown and restart --------------------------------------------------------------
 
 
@@ -174,7 +199,8 @@ def _stopped(replica: Replica, lose_data: bool) -> Replica:
 def _can_go_offline(cfg: ModelConfig) -> bool:
     """Every broker starts running (initial.py); only a shutdown takes one down."""
     b = cfg.budget
-    return b.clean_shutdowns + b.unclean_shutdowns + b.lossy_unclean_shutdowns > 0
+    stops = b.clean_shutdowns + b.uncontrolled_shutdowns
+    return stops + b.unclean_shutdowns + b.lossy_unclean_shutdowns > 0
 
 
 def restart_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
@@ -247,6 +273,14 @@ FAMILIES = (
         None,
         "a broker leading nothing finishes its controlled shutdown",
         lambda cfg: cfg.budget.clean_shutdowns > 0,
+        describe=partition_changed,
+    ),
+    Family(
+        "stop",
+        stop_actions,
+        stop,
+        "uncontrolled_shutdowns",
+        "a broker shuts down cleanly without a controlled shutdown",
         describe=partition_changed,
     ),
     Family(
