@@ -45,7 +45,9 @@ def test_min_isr_above_the_replicas_is_the_replica_count(tmp_path: Path) -> None
 
 def test_a_reassignment_below_min_isr_is_refused(tmp_path: Path) -> None:
     more = "reassignments = 1\n[reassignment]\ntargets = [[1]]"
-    with pytest.raises(ModelError, match="min_isr 3 is above the 1 replicas a reassignment"):
+    with pytest.raises(
+        ModelError, match="min_isr 3 is above the 1 replicas the partition may have"
+    ):
         load_model(_write(tmp_path, more))
 
 
@@ -54,3 +56,9 @@ def test_a_reassignment_that_keeps_enough_replicas_keeps_min_isr(tmp_path: Path)
     text = TWO_REPLICAS.format(more="reassignments = 1\n[reassignment]\ntargets = [[1, 2, 3]]")
     path.write_text(text.replace("min_isr = 3", "min_isr = 2"))
     assert load_model(path).min_isr == 2
+
+
+def test_a_plan_without_a_target_moves_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text("[cluster]\nmin_isr = 1\n[plan]\nparallel_replicas = 1\n")
+    assert load_model(path).min_isr == 1

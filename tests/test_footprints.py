@@ -18,12 +18,15 @@ from tests.helpers import ROOT, reachable
 
 MODELS = ROOT / "models"
 # Between them every footprinted family and every fault that shapes what those steps meet:
-# restarts and stale responses, lossy unclean shutdowns, delayed fetches, a lagging controller,
-# ELR, reassignment, the ZooKeeper-era controller.
+# restarts and stale responses, lossy unclean shutdowns, clean ones without the controller,
+# delayed fetches, a lagging controller, acks=1 writes, ELR, reassignment, the ZooKeeper-era
+# controller.
 SHAPES = (
     "kip966_small.toml",
     "reassignment.toml",
     "faults/lagging_controller.toml",
+    "faults/acks_1.toml",
+    "faults/clean_stops.toml",
     "history/v35_last_replica_standing.toml",
     "history/kafka_6880_zombie_replica_fetch.toml",
     "history/kafka_14139_stale_broker_epoch.toml",

@@ -91,7 +91,8 @@ class ModelConfig(NamedTuple):
     acks: str = "all"
     # A leader applying metadata of its own leader epoch, at a partition epoch not below its own,
     # "reset"s a pending ISR change to the committed ISR (`Partition.makeLeader` at 3.3.0 and
-    # later, KAFKA-13790); "keep-newer" keeps one newer than the metadata, which no release does.
+    # later, KAFKA-13790); "keep-newer" keeps one newer than the metadata: no release since 3.3
+    # does (before, a leader ignored such metadata, which "keep-newer" is the closer reading of).
     pending_isr_on_metadata: str = "reset"
     # The data plane's log reconciliation (kafkarep/model/logs.py): "leader-epoch" (KIP-279,
     # today's), "kip-101" (one epoch look-up, Kafka 0.11 to 1.x) or "high-watermark" (before
@@ -370,10 +371,9 @@ def _engine_settings(raw: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
 
 
 def _plan_target(raw: dict[str, Any]) -> list[list[int]]:
-    """The replicas a [plan] moves to (its target, else the replicas it starts from)."""
-    if "plan" not in raw:
-        return []
-    return [raw["plan"].get("target", raw.get("cluster", {}).get("replicas", []))]
+    """The replicas a [plan] moves to; a plan without a target moves nothing (plan.py)."""
+    target = raw.get("plan", {}).get("target")
+    return [target] if target else []
 
 
 def _effective_min_isr(min_isr: int, replicas: list[int], moves: list[Any]) -> int:
@@ -388,9 +388,9 @@ def _effective_min_isr(min_isr: int, replicas: list[int], moves: list[Any]) -> i
         return min_isr
     if moves:
         raise ModelError(
-            f"[cluster] min_isr {min_isr} is above the {min(sizes)} replicas a reassignment "
-            "may leave: Kafka's effective MinISR (min(min.insync.replicas, replicas), 3.7.0+) "
-            "would change as it goes, which the model does not follow"
+            f"[cluster] min_isr {min_isr} is above the {min(sizes)} replicas the partition may "
+            "have as it is reassigned: Kafka's effective MinISR (min(min.insync.replicas, "
+            "replicas), 3.7.0+) would change as it goes, which the model does not follow"
         )
     return len(replicas)
 
@@ -550,14 +550,15 @@ def _int(
     return value
 
 
-ACKS = ("all", "1")  # `[cluster] acks`
+ACKS = {"all": "all", "-1": "all", "1": "1"}  # `[cluster] acks`, as Kafka's producers spell it
 
 
 def _acks(cluster: dict[str, Any]) -> str:
-    value = cluster.get("acks", ACKS[0])
-    if value not in ACKS:
-        raise ModelError('[cluster] acks must be "all" or "1"')
-    return str(value)
+    value = cluster.get("acks", "all")
+    acks = None if isinstance(value, bool) else ACKS.get(str(value))
+    if acks is None:
+        raise ModelError('[cluster] acks must be "all" (or -1) or 1')
+    return acks
 
 
 HWM_WAITS = ("eligible", "caught-up", "none")  # `hwm_waits_for_caught_up_followers`, newest first

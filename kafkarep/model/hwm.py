@@ -1,8 +1,8 @@
 """The leader's high watermark and producer acknowledgements (protocol description §2.5-§2.7).
 
 The HWM advances to the highest offset every member of the Maximal ISR has fetched (§2.7, §6.5.2),
-and every caught-up follower the leader would let join the ISR (KAFKA-15021), only while the ISR
-is at least MinISR (KIP-966, Kafka 3.7.0; always with ELR on). When it passes an
+and every caught-up follower it waits for (by release: `waits_for_caught_up_follower`), only
+while the ISR is at least MinISR (KIP-966, Kafka 3.7.0; always with ELR on). When it passes an
 acks=all write, the write is acknowledged: positively if the Maximal ISR is at least MinISR,
 negatively (NotEnoughReplicasAfterAppend) otherwise (§2.6). The ghost state records the True HWM
 and any acknowledgement or advance that broke the MinISR rule; the rules never read it.

@@ -1,5 +1,5 @@
-"""The data plane: acks=all produce, follower fetch and the fetch response (protocol
-description §2.2, §2.5-§2.7; log divergence as in its §3).
+"""The data plane: produce (acks=all, or acks=1 with `[cluster] acks`), follower fetch and the
+fetch response (protocol description §2.2, §2.5-§2.7; log divergence as in its §3).
 
 A fetch is one step for the request and the leader's handling of it (which may propose the
 follower for the ISR, as Kafka's `Partition.updateFollowerFetchState` does), and another for the
@@ -451,7 +451,7 @@ FAMILIES = (
         produce_actions,
         produce,
         "records",
-        "the leader appends an acks=all write",
+        "the leader appends a producer's write",
         footprint=produce_footprint,
     ),
     Family(

@@ -140,8 +140,9 @@ def stop(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     `controlled.shutdown.enable=false`, after its controlled shutdown timed out, or fenced (the
     controller tells a fenced broker to shut down at once). Each path of `BrokerServer.shutdown`
     (Kafka 4.1.0) goes on to `LogManager.shutdown`, which flushes every log and writes the
-    clean-shutdown marker with the broker epoch, so the restart presents it (KAFKA-18635). The
-    controller fences it when its session expires; the model does so in the same step."""
+    clean-shutdown marker with the broker epoch (once its logs have loaded, which a running
+    broker's have), so the restart presents it (KAFKA-18635). The controller fences it when its
+    session expires; the model does so in the same step."""
     state = state._replace(budget=state.budget.spend("uncontrolled_shutdowns"))
     state = _go_offline(state, action.actor, Status.OFFLINE_CLEAN, lose_data=False)
     if _registration_fenced(state, action.actor):
