@@ -9,6 +9,8 @@ pins it):
 
 - `faults/lagging_controller` (leader_completeness 6, leader_candidate_completeness 6): prove
   does not encode controller failovers with a lagging controller;
+- `mutations/fetch_broker_epoch_not_stale` (leader_candidate_completeness 16): prove does not
+  encode delayed fetches;
 - `zookeeper_unclean` (both completeness properties at 5): prove encodes the KRaft controller
   only;
 - `history/kafka_6880_zombie_replica_fetch` and `history/kip101_truncation_to_hwm`: the
@@ -97,6 +99,7 @@ def test_the_selection_is_the_one_named() -> None:
         "history/kafka_7128_isr_join_below_leso": "deeper than 8",
         "history/kip101_truncation_to_hwm": "not encoded",
         "mutations/alter_partition_partition_epoch": "deeper than 8",
+        "mutations/fetch_broker_epoch_not_stale": "not encoded",
         "zookeeper_unclean": "not encoded",
     }
 
