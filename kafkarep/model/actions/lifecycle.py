@@ -127,14 +127,6 @@ def shutdown_complete(cfg: ModelConfig, state: ClusterState, action: Action) -> 
 # --- a clean shutdown without the controller ---------------------------------------------------
 
 
-def stop_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    if state.budget.uncontrolled_shutdowns == 0:
-        return
-    for broker_id in cfg.broker_ids:
-        if state.broker(broker_id).status in RUNNING:
-            yield Action("stop", broker_id)
-
-
 def stop(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     """The broker shuts down cleanly without the controller moving its leaderships first: with
     `controlled.shutdown.enable=false`, after its controlled shutdown timed out, or fenced (the
@@ -143,17 +135,13 @@ def stop(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     clean-shutdown marker with the broker epoch (once its logs have loaded, which a running
     broker's have), so the restart presents it (KAFKA-18635). The controller fences it when its
     session expires; the model does so in the same step."""
-    state = state._replace(budget=state.budget.spend("uncontrolled_shutdowns"))
-    state = _go_offline(state, action.actor, Status.OFFLINE_CLEAN, lose_data=False)
-    if _registration_fenced(state, action.actor):
-        return state
-    return _fence(cfg, state, action.actor)
+    return _shut_down(cfg, state, action.actor, "uncontrolled_shutdowns", Status.OFFLINE_CLEAN)
 
 
 # --- unclean shutdown and restart --------------------------------------------------------------
 
 
-def _crash_actions(name: str, budget: str) -> object:
+def _shutdown_actions(name: str, budget: str) -> object:
     def actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         if getattr(state.budget, budget) == 0:
             return
@@ -168,13 +156,25 @@ def crash(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState
     """An unclean shutdown (power loss, OS crash); with `crash_lossy` the unflushed log is lost,
     here all of it, the worst case (protocol description §5)."""
     lossy = action.name == "crash_lossy"
-    state = state._replace(
-        budget=state.budget.spend("lossy_unclean_shutdowns" if lossy else "unclean_shutdowns")
-    )
-    state = _go_offline(state, action.actor, Status.OFFLINE_UNCLEAN, lose_data=lossy)
-    if _registration_fenced(state, action.actor):
+    budget = "lossy_unclean_shutdowns" if lossy else "unclean_shutdowns"
+    return _shut_down(cfg, state, action.actor, budget, Status.OFFLINE_UNCLEAN, lose_data=lossy)
+
+
+def _shut_down(
+    cfg: ModelConfig,
+    state: ClusterState,
+    broker_id: int,
+    budget: str,
+    status: Status,
+    lose_data: bool = False,
+) -> ClusterState:
+    """A shutdown the controller learns of only when the broker's session expires: it spends
+    its budget, and the broker is fenced in the same step (unless it already was)."""
+    state = state._replace(budget=state.budget.spend(budget))
+    state = _go_offline(state, broker_id, status, lose_data)
+    if _registration_fenced(state, broker_id):
         return state
-    return _fence(cfg, state, action.actor)
+    return _fence(cfg, state, broker_id)
 
 
 def _go_offline(
@@ -278,7 +278,7 @@ FAMILIES = (
     ),
     Family(
         "stop",
-        stop_actions,
+        _shutdown_actions("stop", "uncontrolled_shutdowns"),  # type: ignore[arg-type]
         stop,
         "uncontrolled_shutdowns",
         "a broker shuts down cleanly without a controlled shutdown",
@@ -286,7 +286,7 @@ FAMILIES = (
     ),
     Family(
         "crash",
-        _crash_actions("crash", "unclean_shutdowns"),  # type: ignore[arg-type]
+        _shutdown_actions("crash", "unclean_shutdowns"),  # type: ignore[arg-type]
         crash,
         "unclean_shutdowns",
         "an unclean shutdown that keeps the log",
@@ -294,7 +294,7 @@ FAMILIES = (
     ),
     Family(
         "crash_lossy",
-        _crash_actions("crash_lossy", "lossy_unclean_shutdowns"),  # type: ignore[arg-type]
+        _shutdown_actions("crash_lossy", "lossy_unclean_shutdowns"),  # type: ignore[arg-type]
         crash,
         "lossy_unclean_shutdowns",
         "an unclean shutdown that loses the log",
