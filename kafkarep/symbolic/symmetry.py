@@ -17,7 +17,6 @@ BROKER_FAMILIES = frozenset(
         "apply_registrations",
         "replica_lag",
         "shrink_isr",
-        "recover_leader",
         "alter_partition_response",
         "apply_metadata",
     }

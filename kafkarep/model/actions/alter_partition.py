@@ -1,10 +1,10 @@
 """Leader-initiated ISR changes through AlterPartition (protocol description §2.9.2).
 
 The leader proposes (expand with one caught-up follower while it handles that follower's fetch,
-see data.py; shrink by a budgeted subset of out-of-sync followers; or finish recovery), eagerly
-widens its Maximal ISR, and waits. The controller handles the request with the
-controller rules in a separate step, and the leader handles the response in a third, so stale
-responses and metadata that overtakes a response both happen.
+see data.py; or shrink by a budgeted subset of out-of-sync followers), eagerly widens its
+Maximal ISR, and waits. The controller handles the request with the controller rules in a
+separate step, and the leader handles the response in a third, so stale responses and metadata
+that overtakes a response both happen.
 """
 
 from __future__ import annotations
@@ -86,14 +86,13 @@ def isr_join_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
 
 def joins(cfg: ModelConfig, state: ClusterState, broker_id: int, follower: int) -> bool:
     """Whether the leader, handling a fetch from `follower` now, proposes it for the ISR: it has
-    no proposal in flight, is RECOVERED (KIP-704: a recovering leader stays alone in the ISR),
-    and the follower is a replica outside the ISR that passes every check."""
+    no proposal in flight, and the follower is a replica outside the ISR that passes every
+    check. A leader elected uncleanly expands at once: it counts itself RECOVERED from the
+    moment it leads (`metadata._as_leader`)."""
     replica = _idle_leader(state, broker_id)
     if replica is None or replica.view is None:
         return False
     view = replica.view
-    if view.leader_recovery_state != LeaderRecoveryState.RECOVERED:
-        return False
     if follower not in view.replicas or follower in view.isr:
         return False
     disabled = cfg.options.disabled_guards
@@ -191,24 +190,6 @@ def lag(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     followers[action.arg - 1] = followers[action.arg - 1]._replace(caught_up=False)
     replica = replica._replace(followers=tuple(followers))
     return state.with_broker(action.actor, broker._replace(replica=replica))
-
-
-def recover_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        replica = _idle_leader(state, broker_id)
-        if (
-            replica is not None
-            and replica.view is not None
-            and replica.view.leader_recovery_state == LeaderRecoveryState.RECOVERING
-        ):
-            yield Action("recover_leader", broker_id)
-
-
-def recover(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """After an unclean election the leader reports its recovery done (KIP-704)."""
-    replica = state.broker(action.actor).replica
-    assert replica is not None and replica.view is not None
-    return _send(state, action.actor, replica.view.isr, LeaderRecoveryState.RECOVERED)
 
 
 def _send(
@@ -326,8 +307,8 @@ def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSt
         replica = replica._replace(maximal_isr=view.isr, pending=None)
         return state.with_broker(action.actor, broker._replace(replica=replica))
     if answer.error in RETRY:
-        # Every proposal is RECOVERED: a joining follower needs a RECOVERED leader, a
-        # recovering leader is alone in its ISR, and recovery ends in RECOVERED.
+        # Every proposal is RECOVERED: a leader counts itself RECOVERED from the moment it
+        # leads (`metadata._as_leader`).
         state = state.with_broker(action.actor, broker)
         return _send(state, action.actor, answer.request.isr, LeaderRecoveryState.RECOVERED)
     if answer.error != Error.NONE:
@@ -385,9 +366,6 @@ def response_footprint(state: ClusterState, action: Action) -> Footprint:
 FAMILIES = (
     Family(
         "shrink_isr", shrink_actions, shrink, "isr_shrinks", "the leader drops lagging followers"
-    ),
-    Family(
-        "recover_leader", recover_actions, recover, None, "a recovering leader reports RECOVERED"
     ),
     Family(
         "replica_lag",

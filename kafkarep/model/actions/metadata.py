@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafkarep.kafka.metadata import PartitionRegistration
+from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
@@ -189,10 +189,19 @@ def _new_leader_followers(
     )
 
 
+def _led(snapshot: PartitionRegistration) -> PartitionRegistration:
+    """The registration as its leader holds it. A leader counts itself RECOVERED whatever the
+    record says: after an unclean election it may add followers at once, and its next
+    AlterPartition carries RECOVERED (`Partition.makeLeader` since KIP-704 in 3.2.0, read at
+    3.2.0, whose log line says leader log recovery is not implemented, 3.8.0 and 4.3.1)."""
+    return snapshot._replace(leader_recovery_state=LeaderRecoveryState.RECOVERED)
+
+
 def _as_leader(
     cfg: ModelConfig, replica: Replica, snapshot: PartitionRegistration, broker_id: int
 ) -> Replica:
     count = len(cfg.broker_ids)
+    snapshot = _led(snapshot)
     if replica.role != Role.LEADER:
         # §2.10.1: follower to leader: leave the fetcher, clear follower state, set the LESO.
         return replica._replace(

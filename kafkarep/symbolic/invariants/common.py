@@ -85,7 +85,6 @@ _KEEP_LEADERS = frozenset(
         "handle_alter_partition",
         "produce",
         "reassign",
-        "recover_leader",
         "replica_lag",
         "unfence",  # elects only where there is no leader
     }

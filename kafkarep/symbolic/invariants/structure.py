@@ -186,6 +186,7 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
             k.applied_epoch <= v.partition_epoch,
             s.subset(v.isr, replicas),
             recovering_alone(enc, v.recovering, v.leader, v.isr),
+            implies(eq(r.role, LEADER), not_(v.recovering)),  # a leader counts itself RECOVERED
             or_(
                 eq(v.leader, -1),
                 *(and_(eq(v.leader, m), s.has(v.isr, m)) for m in enc.cfg.replicas),
@@ -280,6 +281,7 @@ def reassigned_replica(enc: Encoding, sym: ClusterState, b: int) -> Term:
         implies(ne(r.role, LEADER), eq(k.applied_epoch, v.partition_epoch)),
         s.subset(v.isr, v.replicas),
         recovering_alone(enc, v.recovering, v.leader, v.isr),
+        implies(eq(r.role, LEADER), not_(v.recovering)),  # a leader counts itself RECOVERED
         or_(eq(v.leader, -1), *(and_(eq(v.leader, m), s.has(v.isr, m)) for m in named)),
         eq(eq(r.role, LEADER), eq(v.leader, b)),
         eq(eq(r.role, NONE), eq(v.leader, -1)),

@@ -80,7 +80,6 @@ def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
     return and_(
         idle_leader(sym, broker),
         r.view.present,
-        not_(r.view.recovering),
         s.has(r.view.replicas, follower),
         not_(s.has(r.view.isr, follower)),
         *(enc.check(g, r, follower) for g in isr_join_guards(enc.cfg)),
@@ -158,18 +157,6 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
 
         out.append(Instance("replica_lag", broker, follower, None, guard, update))
     return out
-
-
-def recover_leader(enc: Encoding, broker: int) -> list[Instance]:
-    def guard(sym: ClusterState, _: Term) -> Term:
-        r = sym.brokers[broker - 1].replica
-        return and_(idle_leader(sym, broker), r.view.present, r.view.recovering)
-
-    def update(sym: ClusterState, _: Term) -> ClusterState:
-        view = sym.brokers[broker - 1].replica.view
-        return send(enc, sym, broker, view.isr, False)
-
-    return [Instance("recover_leader", broker, None, None, guard, update)]
 
 
 def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
@@ -251,7 +238,6 @@ def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
 FAMILIES: dict[str, Build] = {
     "replica_lag": per_broker(replica_lag),
     "shrink_isr": per_broker(shrink_isr),
-    "recover_leader": per_broker(recover_leader),
     "handle_alter_partition": per_broker(handle_alter_partition),
     "alter_partition_response": per_broker(alter_partition_response),
 }

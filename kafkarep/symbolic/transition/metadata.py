@@ -148,7 +148,7 @@ def _leading_since(
 def as_leader(enc: Encoding, r: Replica, snapshot: PartitionRegistration, broker: int) -> Replica:
     s = enc.sets
     cfg = enc.cfg
-    view = view_of(enc, snapshot)
+    view = view_of(enc, snapshot)._replace(recovering=False)  # model/actions/metadata.py: `_led`
     promoted = nack_unacked(enc, r)._replace(
         role=LEADER,
         view=view,
