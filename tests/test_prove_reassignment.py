@@ -40,7 +40,7 @@ def test_min_isr_commit_is_proved_on_the_reassignment_shape(tmp_path: Path, mode
     assert code == 0
     (result,) = report["results"]
     assert result["status"] == "proved" and result["method"] == "induction"
-    assert result["obligations"] == result["obligations_proved"] == 216
+    assert result["obligations"] == result["obligations_proved"] == 198
 
 
 def test_the_assignments_are_the_ones_the_reassignment_rules_reach() -> None:
