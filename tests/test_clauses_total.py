@@ -159,6 +159,7 @@ REPLICA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "pending": st.none() | PENDING,
     "unacked_from": small,
     "eligible": st.lists(small, max_size=5).map(tuple),
+    "recovery_point": small,
 }
 BROKER_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "status": st.sampled_from(Status),

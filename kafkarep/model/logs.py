@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kafkarep.model.shapes import LogShape
-from kafkarep.model.state import Log, latest_epoch
+from kafkarep.model.state import Log, Replica, latest_epoch
 from kafkarep.rules.terms import Term, and_, eq, imax, imin, ite, ne, or_
 
 TRUNCATIONS = ("leader-epoch", "kip-101", "high-watermark")
@@ -150,3 +150,14 @@ def truncate_to(truncation: str, log: Log, hwm: int, told: tuple[int, int]) -> i
     if end == UNDEFINED:
         return min(hwm, len(log))  # 0.11: no usable answer, fall back to the HWM
     return min(end, len(log))
+
+
+def truncated(replica: Replica, offset: int) -> Replica:
+    """The replica's log cut at `offset`, its HWM and recovery point with it
+    (`UnifiedLog.truncateTo`; `LogManager.truncateTo` checkpoints the lower recovery point, read
+    at 3.8.0)."""
+    return replica._replace(
+        log=replica.log[:offset],
+        hwm=min(replica.hwm, offset),
+        recovery_point=min(replica.recovery_point, offset),
+    )

@@ -23,6 +23,8 @@ of the small models, mutations included, and that verdicts and depths are unchan
   an error the leader waits out (any but NONE, the roll-back errors and the errors it retries),
   or an answer to a proposal from a partition epoch older than the last metadata the leader
   applied (applying it dropped the proposal, and any new one carries a newer epoch).
+- **Dead recovery points.** Only a lossy unclean shutdown reads a recovery point: once the
+  budget has none left, every recovery point is 0.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions.alter_partition import RETRY, ROLL_BACK
 from kafkarep.model.actions.data import leader_epoch_matches
 from kafkarep.model.actions.failover import replayed_to_epoch_start
+from kafkarep.model.actions.lifecycle import tracks_recovery_point
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact
 from kafkarep.model.state import (
@@ -82,7 +85,11 @@ def reducer(cfg: ModelConfig) -> Reduce:
         and not replayed_to_epoch_start.enabled(cfg.options.disabled_guards)
     )
 
+    recovery_points = tracks_recovery_point(cfg)
+
     def reduce_one(state: ClusterState, parent: ClusterState | None = None) -> ClusterState:
+        if recovery_points and state.budget.lossy_unclean_shutdowns == 0:
+            state = _forget_recovery_points(state)
         brokers = state.brokers
         old = parent.brokers if parent is not None else None
         if old is brokers and parent is not None and state.controller is parent.controller:
@@ -120,6 +127,17 @@ def reducer(cfg: ModelConfig) -> Reduce:
 
 def _unchanged(state: ClusterState, parent: ClusterState | None = None) -> ClusterState:
     return state
+
+
+def _forget_recovery_points(state: ClusterState) -> ClusterState:
+    brokers = state.brokers
+    changed = None
+    for index, broker in enumerate(brokers):
+        replica = broker.replica
+        if replica is not None and replica.recovery_point:
+            changed = changed or list(brokers)
+            changed[index] = broker._replace(replica=replica._replace(recovery_point=0))
+    return state if changed is None else state._replace(brokers=tuple(changed))
 
 
 def _quiet_requests(state: ClusterState) -> ClusterState:

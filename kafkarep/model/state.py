@@ -103,6 +103,9 @@ class Replica(NamedTuple):
     unacked_from: int = -1  # leader only: first offset of its acks=all writes not yet acked
     # leader only: its broker's metadata cache of each broker's ISR eligibility (metadata_cache)
     eligible: Eligibility = ()
+    # the flushed prefix of the log (`LocalLog.recoveryPoint`): what a lossy unclean shutdown
+    # keeps. Tracked only in a model with lossy unclean shutdowns (lifecycle._stopped)
+    recovery_point: int = 0
 
     @property
     def leo(self) -> int:

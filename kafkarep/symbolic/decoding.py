@@ -161,6 +161,7 @@ class Concretiser:
             ),
             unacked_from=r.unacked_from,
             eligible=eligible,
+            recovery_point=r.recovery_point,
         )
 
     def state(self, sym: symbolic.ClusterState) -> ClusterState:

@@ -12,6 +12,7 @@ from typing import Any
 import z3
 
 from kafkarep.model.actions import Family, active
+from kafkarep.model.actions.lifecycle import tracks_recovery_point
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import FENCED
 from kafkarep.rules.guards import Guard
@@ -153,6 +154,8 @@ class Encoding:
         if not self.recovering:
             for cls in (PartitionRegistration, View, AlterPartitionRequest, AlterPartitionResponse):
                 fixed[(cls, "recovering")] = False
+        if not tracks_recovery_point(cfg):
+            fixed[(Replica, "recovery_point")] = 0
         if not cfg.options.elr_enabled:
             fixed.update(
                 {(PartitionRegistration, "elr"): 0, (PartitionRegistration, "last_known_elr"): 0}
@@ -212,13 +215,22 @@ class Encoding:
             -1,
             (0,) * self.r,
             self.nobody_eligible(),
+            0,
         )
 
     def new_replica(
-        self, log: tuple[Term, ...] | None = None, leo: Term = 0, hwm: Term = 0
+        self,
+        log: tuple[Term, ...] | None = None,
+        leo: Term = 0,
+        hwm: Term = 0,
+        recovery_point: Term = 0,
     ) -> Replica:
         return self.no_replica()._replace(
-            present=True, leo=leo, log=log if log is not None else (0,) * self.r, hwm=hwm
+            present=True,
+            leo=leo,
+            log=log if log is not None else (0,) * self.r,
+            hwm=hwm,
+            recovery_point=recovery_point,
         )
 
     def no_fetch_response(self) -> FetchResponse:

@@ -238,6 +238,7 @@ def _replica(
         r.unacked_from,
         tuple(received),
         r.eligible or enc.nobody_eligible(),
+        r.recovery_point,
     )
 
 

@@ -122,6 +122,7 @@ class Replica(NamedTuple):
     unacked_from: Term
     received: tuple[Term, ...]  # receivers of each unacknowledged write of this leader, by offset
     eligible: tuple[Term, ...]  # leader only: its metadata cache's ISR eligibility, by broker
+    recovery_point: Term  # the flushed prefix: what a lossy unclean shutdown keeps
 
 
 class FetchResponse(NamedTuple):
@@ -251,6 +252,7 @@ SORTS: dict[type, tuple[Any, ...]] = {
         "i",
         ("vec", "s", "R"),
         ("vec", "i", "N"),
+        "i",
     ),
     FetchResponse: ("b", "i", "i", "i", "i", "i", ("vec", "i", "R"), "b", "i", "i"),
     AlterPartitionResponse: ("b", "s", "i", "i", "i", "i", "i", "s", "b"),

@@ -17,7 +17,7 @@ from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
-from kafkarep.model.logs import answer, truncate_to
+from kafkarep.model.logs import answer, truncate_to, truncated
 from kafkarep.model.metadata_cache import alive_epoch
 from kafkarep.model.shapes import ReplicaShape, ResponseShape
 from kafkarep.model.state import (
@@ -348,7 +348,7 @@ def fetch_response(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     assert replica is not None
     if response.diverging is not None:
         cut = truncate_to(cfg.truncation, replica.log, replica.hwm, response.diverging)
-        replica = replica._replace(log=replica.log[:cut], hwm=min(replica.hwm, cut))
+        replica = truncated(replica, cut)
     else:
         log = replica.log + response.entries
         replica = replica._replace(log=log, hwm=min(response.hwm, len(log)))

@@ -120,7 +120,7 @@ def shutdown_complete_actions(cfg: ModelConfig, state: ClusterState) -> Iterator
 
 def shutdown_complete(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     """Once it leads nothing the broker stops, its log flushed; the controller fences it."""
-    state = _go_offline(state, action.actor, Status.OFFLINE_CLEAN, lose_data=False)
+    state = _go_offline(cfg, state, action.actor, Status.OFFLINE_CLEAN, lose_data=False)
     return _fence(cfg, state, action.actor)
 
 
@@ -153,8 +153,8 @@ def _shutdown_actions(name: str, budget: str) -> object:
 
 
 def crash(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """An unclean shutdown (power loss, OS crash); with `crash_lossy` the unflushed log is lost,
-    here all of it, the worst case (protocol description §5)."""
+    """An unclean shutdown: a process killed (`crash`), or a power or kernel failure that loses
+    what was not flushed (`crash_lossy`), all of it, the worst case (`_stopped`)."""
     lossy = action.name == "crash_lossy"
     budget = "lossy_unclean_shutdowns" if lossy else "unclean_shutdowns"
     return _shut_down(cfg, state, action.actor, budget, Status.OFFLINE_UNCLEAN, lose_data=lossy)
@@ -171,30 +171,45 @@ def _shut_down(
     """A shutdown the controller learns of only when the broker's session expires: it spends
     its budget, and the broker is fenced in the same step (unless it already was)."""
     state = state._replace(budget=state.budget.spend(budget))
-    state = _go_offline(state, broker_id, status, lose_data)
+    state = _go_offline(cfg, state, broker_id, status, lose_data)
     if _registration_fenced(state, broker_id):
         return state
     return _fence(cfg, state, broker_id)
 
 
 def _go_offline(
-    state: ClusterState, broker_id: int, status: Status, lose_data: bool
+    cfg: ModelConfig, state: ClusterState, broker_id: int, status: Status, lose_data: bool
 ) -> ClusterState:
     state = nack_unacked(state, broker_id)
     broker = state.broker(broker_id)
     replica = broker.replica
     if replica is not None:
-        replica = _stopped(replica, lose_data)
+        flushed = status == Status.OFFLINE_CLEAN and tracks_recovery_point(cfg)
+        replica = _stopped(replica, lose_data, flushed)
     broker = broker._replace(
         status=status, initialised=False, replica=replica, fetch_response=None, ap_response=None
     )
     return state.with_broker(broker_id, broker)
 
 
-def _stopped(replica: Replica, lose_data: bool) -> Replica:
-    """What survives a stop: the log and checkpointed HWM, unless lost; no role, no view."""
-    log = () if lose_data else replica.log
-    return Replica(log=log, hwm=min(replica.hwm, len(log)))
+def tracks_recovery_point(cfg: ModelConfig) -> bool:
+    """Only a lossy unclean shutdown reads the recovery point."""
+    return cfg.budget.lossy_unclean_shutdowns > 0
+
+
+def _stopped(replica: Replica, lose_data: bool, flushed: bool) -> Replica:
+    """What survives a stop: no role, no view; the log and the checkpointed HWM within it.
+
+    A clean shutdown flushes every log and checkpoints its recovery point (`LogManager.shutdown`,
+    read at 3.8.0 and 4.1.0). A lossy unclean shutdown keeps the log up to the recovery point:
+    the restart recovers from there and truncates at the first batch that did not reach the disk
+    (`LogLoader.recoverLog`). Nothing else flushes in the model: Kafka's defaults flush by
+    `flush.messages` and `flush.ms` never, and roll a segment (which flushes the one before) at
+    1 GiB or 7 days, which a model's few records never reach. The model loses every unflushed
+    record, the worst case: Kafka may keep some that the OS wrote back."""
+    log = replica.log[: replica.recovery_point] if lose_data else replica.log
+    recovery_point = len(log) if flushed else replica.recovery_point
+    return Replica(log=log, hwm=min(replica.hwm, len(log)), recovery_point=recovery_point)
 
 
 def _can_go_offline(cfg: ModelConfig) -> bool:

@@ -18,6 +18,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact, eligibility_now
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm, nack_unacked
+from kafkarep.model.logs import truncated
 from kafkarep.model.metadata_cache import Eligibility
 from kafkarep.model.state import (
     RUNNING,
@@ -148,7 +149,7 @@ def _as_follower(replica: Replica, snapshot: PartitionRegistration, truncation: 
     if truncation == "high-watermark" and snapshot.leader > 0 and _new_leader(replica, snapshot):
         # Before KIP-101 a replica that becomes a follower of a new leader truncates to its HWM
         # (Kafka 0.10 `ReplicaManager.makeFollowers`), then fetches from there.
-        replica = replica._replace(log=replica.log[: replica.hwm])
+        replica = truncated(replica, replica.hwm)
     return replica._replace(
         role=Role.FOLLOWER if snapshot.leader > 0 else Role.NONE,
         view=snapshot,

@@ -201,6 +201,8 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
                 log_well_formed(enc, r.log, r.leo, v.leader_epoch),
                 r.hwm >= 0,
                 r.hwm <= r.leo,
+                r.recovery_point >= 0,
+                r.recovery_point <= r.leo,
                 *viewed,
             )
         top = ite(v.present, v.leader_epoch, sym.partition.leader_epoch)
@@ -209,6 +211,8 @@ def replicas_well_formed(enc: Encoding, sym: ClusterState) -> Term:
             log_well_formed(enc, r.log, r.leo, top),
             r.hwm >= 0,
             r.hwm <= r.leo,
+            r.recovery_point >= 0,
+            r.recovery_point <= r.leo,
             k.applied_epoch >= 1,
             k.applied_epoch <= sym.partition.partition_epoch,
             or_(and_(*viewed), stopped(k)),
@@ -269,6 +273,8 @@ def reassigned_replica(enc: Encoding, sym: ClusterState, b: int) -> Term:
         log_well_formed(enc, r.log, r.leo, v.leader_epoch),
         r.hwm >= 0,
         r.hwm <= r.leo,
+        r.recovery_point >= 0,
+        r.recovery_point <= r.leo,
         v.present,
         or_(*(s.eq(v.replicas, m) for m in lists)),
         s.has(v.replicas, b),
@@ -291,8 +297,8 @@ def reassigned_replica(enc: Encoding, sym: ClusterState, b: int) -> Term:
 
 
 def stopped(k: Broker) -> Term:
-    """A stopped broker's replica keeps its log (or none, lossy) and nothing else until the
-    broker, restarted, acts on its metadata again (`lifecycle.py: _stopped`)."""
+    """A stopped broker's replica keeps its log (its flushed prefix, lossy) and nothing else until
+    the broker, restarted, acts on its metadata again (`lifecycle.py: _stopped`)."""
     r = k.replica
     return and_(
         not_(r.view.present),

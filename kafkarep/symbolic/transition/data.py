@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafkarep.model.actions.data import fetch_offset_matches, response_guards
+from kafkarep.model.actions.lifecycle import tracks_recovery_point
 from kafkarep.model.logs import diverges, truncation_point
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
@@ -149,7 +150,14 @@ def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
         applies = and_(in_fetcher, *(enc.check(g, r, a) for g in response_guards(enc.cfg)))
         # truncate at the divergence point
         at = truncation_point(epochs(r), a.diverging_epoch, a.diverging_end)
-        truncated = r._replace(log=cut(r.log, at), leo=at, hwm=imin(r.hwm, at))
+        truncated = r._replace(
+            log=cut(r.log, at),
+            leo=at,
+            hwm=imin(r.hwm, at),
+            recovery_point=(
+                imin(r.recovery_point, at) if tracks_recovery_point(enc.cfg) else r.recovery_point
+            ),
+        )
         # append the entries after the log (at the fetch offset, unless that guard is off)
         count = a.end - a.fetch_offset
         leo = r.leo + count

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kafkarep import rules
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.model.actions.lifecycle import caught_up_with_metadata
+from kafkarep.model.actions.lifecycle import caught_up_with_metadata, tracks_recovery_point
 from kafkarep.rules import ControlledShutdown, FenceBroker, RegisterBroker, UnfenceBroker
 from kafkarep.symbolic.domain import decided
 from kafkarep.symbolic.encoding import Encoding
@@ -23,6 +23,7 @@ from kafkarep.symbolic.state import (
 from kafkarep.symbolic.transition.cluster import spend, with_broker
 from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
+from kafkarep.symbolic.transition.logs import cut
 
 
 def fence_now(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
@@ -80,9 +81,17 @@ def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
 def go_offline(
     enc: Encoding, sym: ClusterState, broker: int, status: int, lose: bool
 ) -> ClusterState:
+    """model/actions/lifecycle.py: `_go_offline`, `_stopped`."""
     b = sym.brokers[broker - 1]
     r = b.replica
-    stopped = enc.new_replica() if lose else enc.new_replica(r.log, r.leo, imin(r.hwm, r.leo))
+    if lose:
+        kept = r.recovery_point
+        stopped = enc.new_replica(cut(r.log, kept), kept, imin(r.hwm, kept), kept)
+    else:
+        flushed = status == OFFLINE_CLEAN and tracks_recovery_point(enc.cfg)
+        stopped = enc.new_replica(
+            r.log, r.leo, imin(r.hwm, r.leo), r.leo if flushed else r.recovery_point
+        )
     replica = enc.merge(r.present, stopped, enc.no_replica(), Replica)
     b = b._replace(
         status=status,
