@@ -26,6 +26,7 @@ from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
+from kafkarep.properties.model_files import parse_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -134,3 +135,33 @@ def reachable(
                 break
             _, state = rng.choice(options)
             yield state
+
+
+def three_brokers(faults: dict[str, int], records: int = 1, **rules: Any) -> ModelConfig:
+    """Brokers 1 to 3, all in the ISR under leader 1, MinISR 1: the shape the step-by-step
+    tests drive by hand."""
+    return parse_model(
+        {
+            "cluster": {
+                "brokers": 3,
+                "replicas": [1, 2, 3],
+                "isr": [1, 2, 3],
+                "leader": 1,
+                "min_isr": 1,
+                "records": records,
+            },
+            "rules": rules,
+            "faults": faults,
+        }
+    )
+
+
+def step(
+    cfg: ModelConfig, state: ClusterState, name: str, actor: int, arg: Any = None
+) -> ClusterState:
+    """The successor by the named step (and argument, if given), which must be enabled."""
+    for action, after in successors(cfg, state):
+        if action.name == name and action.actor == actor and (arg is None or action.arg == arg):
+            return after
+    shown = ", ".join(f"{a.describe()}@{a.actor}" for a, _ in successors(cfg, state))
+    raise AssertionError(f"{name} by {actor} is not enabled; enabled: {shown}")

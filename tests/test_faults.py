@@ -20,38 +20,12 @@ from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
 from kafkarep.properties.model_files import parse_model
 from kafkarep.symbolic.encoding import AbstractionError, Encoding
-from tests.helpers import ROOT
-
-
-def model(faults: dict[str, int], records: int = 1, **rules: Any) -> ModelConfig:
-    return parse_model(
-        {
-            "cluster": {
-                "brokers": 3,
-                "replicas": [1, 2, 3],
-                "isr": [1, 2, 3],
-                "leader": 1,
-                "min_isr": 1,
-                "records": records,
-            },
-            "rules": rules,
-            "faults": faults,
-        }
-    )
+from tests.helpers import ROOT, step
+from tests.helpers import three_brokers as model
 
 
 def enabled(cfg: ModelConfig, state: ClusterState) -> list[Action]:
     return [action for action, _ in successors(cfg, state)]
-
-
-def step(
-    cfg: ModelConfig, state: ClusterState, name: str, actor: int, arg: Any = None
-) -> ClusterState:
-    for action, after in successors(cfg, state):
-        if action.name == name and action.actor == actor and (arg is None or action.arg == arg):
-            return after
-    shown = ", ".join(f"{a.describe()}@{a.actor}" for a in enabled(cfg, state))
-    raise AssertionError(f"{name} by {actor} is not enabled; enabled: {shown}")
 
 
 # --- partial fetches ---------------------------------------------------------------------------

@@ -6,8 +6,6 @@ AlterPartition, which carries RECOVERED, ends the partition's RECOVERING; there 
 
 from __future__ import annotations
 
-from typing import Any
-
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions import successors
@@ -15,6 +13,7 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.state import ClusterState
 from kafkarep.properties.model_files import parse_model
+from tests.helpers import step
 
 RECOVERED, RECOVERING = LeaderRecoveryState.RECOVERED, LeaderRecoveryState.RECOVERING
 
@@ -35,13 +34,6 @@ def unclean_model() -> ModelConfig:
             "faults": {"fences": 1},
         }
     )
-
-
-def step(cfg: ModelConfig, state: ClusterState, name: str, actor: int, arg: Any = None) -> Any:
-    for action, after in successors(cfg, state):
-        if action.name == name and action.actor == actor and (arg is None or action.arg == arg):
-            return after
-    raise AssertionError(f"{name} by {actor} is not enabled")
 
 
 def names(cfg: ModelConfig, state: ClusterState) -> set[str]:

@@ -5,40 +5,14 @@ copy of these steps is compared with them by `kafkarep prove`'s agreement check.
 
 from __future__ import annotations
 
-from typing import Any
-
-from kafkarep.model.actions import successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.initial import initial_state
 from kafkarep.model.logs import truncated
 from kafkarep.model.reduction import reduce
 from kafkarep.model.state import ClusterState, Replica
-from kafkarep.properties.model_files import parse_model
+from tests.helpers import step, three_brokers
 
 RECORD = (1, 1)  # (leader epoch, value) of the one write
-
-
-def model(**faults: int) -> ModelConfig:
-    return parse_model(
-        {
-            "cluster": {
-                "brokers": 3,
-                "replicas": [1, 2, 3],
-                "isr": [1, 2, 3],
-                "leader": 1,
-                "min_isr": 1,
-                "records": 1,
-            },
-            "faults": faults,
-        }
-    )
-
-
-def step(cfg: ModelConfig, state: ClusterState, name: str, actor: int) -> Any:
-    for action, after in successors(cfg, state):
-        if action.name == name and action.actor == actor:
-            return after
-    raise AssertionError(f"{name} by {actor} is not enabled")
 
 
 def replica(state: ClusterState, broker: int) -> Replica:
@@ -57,14 +31,14 @@ def replicated(cfg: ModelConfig) -> ClusterState:
 
 
 def test_a_broker_that_never_shut_down_cleanly_loses_its_whole_log() -> None:
-    cfg = model(lossy_unclean_shutdowns=1)
+    cfg = three_brokers({"lossy_unclean_shutdowns": 1})
     state = step(cfg, replicated(cfg), "crash_lossy", 3)
     assert replica(state, 3).log == ()
     assert replica(state, 3).recovery_point == 0
 
 
 def test_a_clean_shutdown_flushes_and_a_later_lossy_crash_keeps_it() -> None:
-    cfg = model(clean_shutdowns=1, lossy_unclean_shutdowns=1)
+    cfg = three_brokers({"clean_shutdowns": 1, "lossy_unclean_shutdowns": 1})
     state = step(cfg, replicated(cfg), "controlled_shutdown", 2)
     state = step(cfg, state, "shutdown_complete", 2)
     assert replica(state, 2).recovery_point == 1
@@ -74,7 +48,9 @@ def test_a_clean_shutdown_flushes_and_a_later_lossy_crash_keeps_it() -> None:
 
 
 def test_a_log_kept_by_a_crash_keeps_its_recovery_point() -> None:
-    cfg = model(clean_shutdowns=1, unclean_shutdowns=1, lossy_unclean_shutdowns=1)
+    cfg = three_brokers(
+        {"clean_shutdowns": 1, "unclean_shutdowns": 1, "lossy_unclean_shutdowns": 1}
+    )
     state = step(cfg, replicated(cfg), "controlled_shutdown", 2)
     state = step(cfg, step(cfg, state, "shutdown_complete", 2), "restart", 2)
     state = step(cfg, step(cfg, state, "crash", 2), "restart", 2)
@@ -92,10 +68,10 @@ def test_a_truncation_lowers_the_recovery_point() -> None:
 def test_only_a_model_with_lossy_shutdowns_tracks_it() -> None:
     """A clean shutdown sets no recovery point where nothing reads one, so those models keep
     their state counts; once the lossy budget is spent the reduction forgets them."""
-    cfg = model(clean_shutdowns=1)
+    cfg = three_brokers({"clean_shutdowns": 1})
     state = step(cfg, replicated(cfg), "controlled_shutdown", 2)
     assert replica(step(cfg, state, "shutdown_complete", 2), 2).recovery_point == 0
-    cfg = model(clean_shutdowns=1, lossy_unclean_shutdowns=1)
+    cfg = three_brokers({"clean_shutdowns": 1, "lossy_unclean_shutdowns": 1})
     state = step(cfg, replicated(cfg), "controlled_shutdown", 2)
     state = step(cfg, state, "shutdown_complete", 2)
     spent = step(cfg, state, "crash_lossy", 3)
