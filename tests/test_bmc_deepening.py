@@ -11,6 +11,8 @@ pins it):
   does not encode controller failovers with a lagging controller;
 - `mutations/fetch_broker_epoch_not_stale` (leader_candidate_completeness 16): prove does not
   encode delayed fetches;
+- `history/kafka_16540_min_isr_change_keeps_elr` (leader_candidate_completeness 5): prove does
+  not encode a change of min.insync.replicas;
 - `zookeeper_unclean` (both completeness properties at 5): prove encodes the KRaft controller
   only;
 - `history/kafka_6880_zombie_replica_fetch` and `history/kip101_truncation_to_hwm`: the
@@ -95,6 +97,7 @@ def test_the_selection_is_the_one_named() -> None:
         "findings/last_known_leader_after_unclean_shutdown_kafka_19522": "deeper than 8",
         "findings/make_leader_resets_pending_isr": "deeper than 8",
         "history/kafka_14139_stale_broker_epoch": "deeper than 8",
+        "history/kafka_16540_min_isr_change_keeps_elr": "not encoded",
         "history/kafka_6880_zombie_replica_fetch": "not encoded",
         "history/kafka_7128_isr_join_below_leso": "deeper than 8",
         "history/kip101_truncation_to_hwm": "not encoded",

@@ -160,6 +160,7 @@ REPLICA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "unacked_from": small,
     "eligible": st.lists(small, max_size=5).map(tuple),
     "recovery_point": small,
+    "min_isr": small,
 }
 BROKER_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "status": st.sampled_from(Status),
@@ -228,6 +229,8 @@ CONTROLLER_FIELDS: dict[str, st.SearchStrategy[Any]] = {
         max_size=5,
     ).map(tuple),
     "lag": small,
+    "min_isr": st.lists(small, max_size=4).map(tuple),
+    "min_isr_now": small,
 }
 GHOST_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "committed": st.lists(values, max_size=5).map(tuple),

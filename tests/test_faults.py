@@ -156,6 +156,7 @@ def test_prove_refuses_the_faults_it_does_not_encode() -> None:
         ({"partial_fetches": 1}, []),
         ({"delayed_fetches": 1}, []),
         ({"uncontrolled_shutdowns": 1}, []),
+        ({"min_isr_changes": 1}, []),
         ({"controller_failovers": 1}, lagging),
     ):
         cfg = model(faults, disable_guards=off)
@@ -177,6 +178,8 @@ def test_every_family_the_encoding_lacks_is_one_prove_refuses() -> None:
     lacking = {f.name for f in FAMILIES if f.name not in BUILDERS}
     plan = {f.name for f in FAMILIES if f.name.startswith("plan_")}
     assert lacking - plan == {
+        "change_min_isr",
+        "apply_min_isr",
         "fetch_partial",
         "delay_fetch",
         "delayed_fetch_arrives",

@@ -19,14 +19,15 @@ from tests.helpers import ROOT, reachable
 MODELS = ROOT / "models"
 # Between them every footprinted family and every fault that shapes what those steps meet:
 # restarts and stale responses, lossy unclean shutdowns, clean ones without the controller,
-# delayed fetches, a lagging controller, acks=1 writes, ELR, reassignment, the ZooKeeper-era
-# controller.
+# delayed fetches, a lagging controller, acks=1 writes, a MinISR change, ELR, reassignment, the
+# ZooKeeper-era controller.
 SHAPES = (
     "kip966_small.toml",
     "reassignment.toml",
     "faults/lagging_controller.toml",
     "faults/acks_1.toml",
     "faults/clean_stops.toml",
+    "faults/min_isr_change.toml",
     "history/v35_last_replica_standing.toml",
     "history/kafka_6880_zombie_replica_fetch.toml",
     "history/kafka_14139_stale_broker_epoch.toml",
@@ -86,7 +87,7 @@ def test_footprints_are_declared_beside_their_actions() -> None:
     for family in FAMILIES:
         if family.footprint is not None:
             assert family.footprint.__module__ == family.apply.__module__, family.name
-    assert len(FOOTPRINTED) == 10
+    assert len(FOOTPRINTED) == 11
 
 
 def test_a_footprint_too_narrow_is_found(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,10 @@ release that changed it and the JIRA or KIP:
   clean shutdown) leaves every ISR as a fenced broker does
   (`ReplicationControlManager.handleBrokerShutdown`); 3.9 does nothing then.
 - KIP-896 (4.0.0): AlterPartition versions 0 and 1 are gone.
+- KAFKA-16540 (4.0.0): with ELR on, a change of `min.insync.replicas` clears the ELR and last
+  known ELR of every partition it concerns (`ConfigurationControlManager
+  .createClearElrRecordsAsNeeded`, `ReplicationControlManager.replay(ClearElrRecord)`); 3.9
+  keeps them.
 - KAFKA-19522 (4.1.0): the last known leader is elected only if acceptable
   (`PartitionChangeBuilder.canElectLastKnownLeader`).
 - KIP-860 (4.1.0): a reassignment may forbid a change of the replication factor
@@ -72,6 +76,7 @@ class Behaviour(NamedTuple):
     completion_when_adding_in_isr: bool  # KAFKA-19975
     replication_factor_change_check: bool  # KIP-860
     lowest_alter_partition_version: int  # KIP-896
+    clears_elr_on_min_isr_change: bool  # KAFKA-16540
     lowest_metadata_version: str  # the oldest metadata.version the release runs
 
 
@@ -86,6 +91,7 @@ def behaviour(release: str) -> Behaviour:
         completion_when_adding_in_isr=v >= (4, 3, 0),
         replication_factor_change_check=v >= (4, 1, 0),
         lowest_alter_partition_version=2 if v >= (4, 0, 0) else 0,
+        clears_elr_on_min_isr_change=v >= (4, 0, 0),
         lowest_metadata_version="3.3" if v >= (4, 0, 0) else "3.0",
     )
 

@@ -110,6 +110,9 @@ class ModelConfig(NamedTuple):
     # How many partition records a new active controller may lag (`[faults] controller_lag`,
     # with controller_failovers; see kafkarep/model/actions/failover.py)
     controller_lag: int = 1
+    # The highest MinISR a change of min.insync.replicas may set (`[faults] min_isr_changes`):
+    # the fewest replicas the partition may have, so that it stays Kafka's effective MinISR.
+    min_isr_limit: int = 1
     # Engine sections ([hypothesis], [prove], [plan], ...) as (section, key, value), sorted;
     # each engine validates and reads its own with `setting`.
     engine_settings: tuple[tuple[str, str, Any], ...] = ()
@@ -295,6 +298,11 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         raise ModelError("[faults] reassignments > 0 needs [reassignment] targets")
     moves = [*(targets if budget.reassignments else ()), *_plan_target(raw)]
     topic = topic._replace(min_isr=_effective_min_isr(min_isr, replicas, moves))
+    if budget.min_isr_changes and budget.controller_failovers:
+        raise ModelError(
+            "[faults] min_isr_changes cannot be combined with controller_failovers: the model's "
+            "lagging controller lags partition records only, not configuration records"
+        )
 
     check, expect = _bounded(_check(raw.get("check", {})), _expect(raw.get("expect", {})))
     modules = _property_modules(raw.get("check", {}), path)
@@ -323,6 +331,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         hwm_waits_for_caught_up_followers=_hwm_waits(rules),
         hwm_requires_min_isr=_bool(rules, "rules", "hwm_requires_min_isr", True),
         controller_lag=controller_lag,
+        min_isr_limit=min([len(replicas), *(len(target) for target in moves)]),
         engine_settings=_engine_settings(raw),
     )
 

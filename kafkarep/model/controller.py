@@ -23,9 +23,13 @@ from kafkarep.zookeeper import events as zk
 
 
 def metadata(state: ClusterState, cfg: ModelConfig) -> ClusterMetadata:
-    """What the active controller decides from (behind the log after a lagging failover)."""
+    """What the active controller decides from (behind the log after a lagging failover), under
+    the MinISR in force."""
     c = state.controller
-    return ClusterMetadata(c.decides_from, c.brokers, cfg.topic, cfg.options)
+    topic = cfg.topic
+    if c.min_isr_now != topic.min_isr:
+        topic = topic._replace(min_isr=c.min_isr_now)
+    return ClusterMetadata(c.decides_from, c.brokers, topic, cfg.options)
 
 
 def _cached(rule: Callable[[ClusterMetadata, Any], Outcome]) -> Callable[..., Outcome]:
@@ -89,6 +93,7 @@ def commit(cfg: ModelConfig, state: ClusterState, outcome: Outcome) -> ClusterSt
         controller = controller._replace(
             log=controller.log + (registration,),
             eligible=controller.eligible + (eligibility_now(cfg, controller.brokers),),
+            min_isr=controller.min_isr + (controller.min_isr_now,),
             lag=0,
         )
     return state._replace(controller=controller)
@@ -125,7 +130,9 @@ def compact(state: ClusterState) -> ClusterState:
     if keep <= 0:
         return state
     return state._replace(
-        controller=controller._replace(log=log[keep:], eligible=controller.eligible[keep:])
+        controller=controller._replace(
+            log=log[keep:], eligible=controller.eligible[keep:], min_isr=controller.min_isr[keep:]
+        )
     )
 
 

@@ -94,7 +94,9 @@ def touched(before: ClusterState, after: ClusterState) -> Footprint:
 def _uncompacted(c: Controller, kept: int) -> Controller:
     """The controller as it is once it keeps only the last `kept` records, no request slots."""
     drop = max(len(c.log) - kept, 0)
-    return c._replace(log=c.log[drop:], eligible=c.eligible[drop:], ap_requests=())
+    return c._replace(
+        log=c.log[drop:], eligible=c.eligible[drop:], min_isr=c.min_isr[drop:], ap_requests=()
+    )
 
 
 def _ghost_effect(g: Ghost, h: Ghost) -> Footprint:

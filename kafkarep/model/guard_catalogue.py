@@ -17,6 +17,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
         "rules.alter_partition",
         "rules.broker_events",
         "rules.elections",
+        "rules.min_isr_change",
         "rules.partition_change",
         "rules.reassignment",
         "model.actions.alter_partition",

@@ -2,7 +2,8 @@
 
 The HWM advances to the highest offset every member of the Maximal ISR has fetched (§2.7, §6.5.2),
 and every caught-up follower it waits for (by release: `waits_for_caught_up_follower`), only
-while the ISR is at least MinISR (KIP-966, Kafka 3.7.0; always with ELR on). When it passes an
+while the ISR is at least MinISR (KIP-966, Kafka 3.7.0; always with ELR on). MinISR here is the
+leader's: the one its broker's metadata image holds (`Replica.min_isr`). When it passes an
 acks=all write, the write is acknowledged: positively if the Maximal ISR is at least MinISR,
 negatively (NotEnoughReplicasAfterAppend) otherwise (§2.6). The ghost state records the True HWM
 and any acknowledgement or advance that broke the MinISR rule; the rules never read it.
@@ -22,13 +23,16 @@ from kafkarep.rules.terms import Term, and_, or_
 
 
 @guard("hwm")
-def isr_at_min_isr(cfg: ModelConfig, replica: ReplicaShape, sets: Any = VALUES) -> Term:
+def isr_at_min_isr(
+    cfg: ModelConfig, replica: ReplicaShape, min_isr: Any, sets: Any = VALUES
+) -> Term:
     """KIP-966 (Kafka 3.7.0): the HWM advances only while the leader's ISR is at least MinISR
     (`isUnderMinIsr` in `Partition.maybeIncrementLeaderHW`), with ELR on or off; with ELR on
-    only then does the Maximal ISR cover the controller's ISR and ELR."""
+    only then does the Maximal ISR cover the controller's ISR and ELR. `min_isr` is the
+    leader's: its broker's metadata image may not hold a change the controller committed."""
     assert replica.view is not None
     required = cfg.options.elr_enabled or cfg.hwm_requires_min_isr
-    return or_(not required, sets.size(replica.view.isr) >= cfg.min_isr)
+    return or_(not required, sets.size(replica.view.isr) >= min_isr)
 
 
 def commit_offset(replica: Replica, broker_id: int) -> int:
@@ -78,11 +82,11 @@ def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> 
     assert replica is not None and replica.view is not None
     new_hwm = wait_offset(cfg, replica, broker_id, commit_offset(replica, broker_id))
     if new_hwm <= replica.hwm or not isr_at_min_isr.passes(
-        cfg.options.disabled_guards, cfg, replica
+        cfg.options.disabled_guards, cfg, replica, replica.min_isr
     ):
         return state
     ghost = state.ghost
-    if cfg.options.elr_enabled and len(replica.view.isr) < cfg.min_isr:
+    if cfg.options.elr_enabled and len(replica.view.isr) < replica.min_isr:
         ghost = _first(ghost, hwm_below_min_isr=(broker_id, len(replica.view.isr)))
     ghost, unacked_from = _acknowledge(state, cfg, replica, new_hwm, ghost)
     if new_hwm > ghost.true_hwm:
@@ -99,12 +103,12 @@ def _acknowledge(
     start = replica.unacked_from
     if start < 0 or start >= new_hwm:
         return ghost, start
-    positive = len(replica.maximal_isr) >= cfg.min_isr
+    positive = len(replica.maximal_isr) >= replica.min_isr
     values = []
     for offset in range(start, new_hwm):
         entry = replica.log[offset]
         values.append(entry[1])
-        if positive and ghost.receivers(entry[1]) < cfg.min_isr:
+        if positive and ghost.receivers(entry[1]) < replica.min_isr:
             ghost = _first(ghost, ack_below_min_isr=(entry[1], ghost.receivers(entry[1])))
     if positive:
         ghost = ghost._replace(pos_acked=ghost.pos_acked | frozenset(values))

@@ -45,6 +45,8 @@ def initial_state(cfg: ModelConfig) -> ClusterState:
         eligible=(eligible,),
         brokers=registry,
         ap_requests=(None,) * len(cfg.broker_ids),
+        min_isr=(cfg.min_isr,),
+        min_isr_now=cfg.min_isr,
     )
     brokers = tuple(
         Broker(
@@ -76,6 +78,7 @@ def _replica(
             maximal_isr=partition.isr,
             followers=followers,
             eligible=eligible,
+            min_isr=cfg.min_isr,
         )
     role = Role.FOLLOWER if partition.leader > 0 else Role.NONE
     return Replica(role=role, view=partition, maximal_isr=partition.isr)

@@ -106,6 +106,9 @@ class Replica(NamedTuple):
     # the flushed prefix of the log (`LocalLog.recoveryPoint`): what a lossy unclean shutdown
     # keeps. Tracked only in a model with lossy unclean shutdowns (lifecycle._stopped)
     recovery_point: int = 0
+    # leader only: the topic's min.insync.replicas in its broker's metadata image (the leader's
+    # `LogConfig.minInSyncReplicas`, `Partition.effectiveMinIsr`)
+    min_isr: int = 0
 
     @property
     def leo(self) -> int:
@@ -178,6 +181,11 @@ class Controller(NamedTuple):
     eligible: tuple[Eligibility, ...]
     brokers: BrokerRegistry
     ap_requests: tuple[AlterPartitionRequest | None, ...]  # in flight, by broker id - 1
+    # per log record: the topic's min.insync.replicas when it was committed (a broker that
+    # applies it holds that one), and the MinISR in force now: a configuration record committed
+    # after the last partition record (`[faults] min_isr_changes`) changes only this
+    min_isr: tuple[int, ...]
+    min_isr_now: int
     # The active controller has not replayed the last `lag` partition records: it decides from
     # `log[-1 - lag]` (a failover to a lagging controller, `[faults] controller_failovers`).
     lag: int = 0
@@ -262,6 +270,8 @@ class Budget(NamedTuple):
     # a clean shutdown the controller did not approve: controlled.shutdown.enable=false, a
     # controlled shutdown that timed out, or a fenced broker's (`stop`, lifecycle.py)
     uncontrolled_shutdowns: int = 0
+    # a change of the topic's min.insync.replicas (kafkarep/model/actions/min_isr.py)
+    min_isr_changes: int = 0
 
     def spend(self, name: str) -> Budget:
         return self._replace(**{name: getattr(self, name) - 1})

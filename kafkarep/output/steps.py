@@ -43,6 +43,9 @@ def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
         out["ctl.adding"] = _set(p.adding)
         out["ctl.removing"] = _set(p.removing)
     out["ctl.recovery"] = p.leader_recovery_state.name
+    changes_min_isr = cfg.budget.min_isr_changes > 0
+    if changes_min_isr:
+        out["ctl.min_isr"] = str(state.controller.min_isr_now)
     registry = state.controller.brokers
     out["ctl.fenced"] = _set(frozenset(b for b, r in registry.entries if r.fenced))
     out["ctl.shutting_down"] = _set(
@@ -88,6 +91,8 @@ def fields(cfg: ModelConfig, state: ClusterState) -> dict[str, str]:
             out[prefix + "cache"] = " ".join(
                 f"{f}:{_eligibility(entry)}" for f, entry in enumerate(r.eligible, 1) if f != b
             )
+            if changes_min_isr:
+                out[prefix + "min_isr"] = str(r.min_isr)
             if r.pending is not None:
                 out[prefix + "pending"] = (
                     f"isr {_set(r.pending.isr)} from pe {r.pending.partition_epoch}"

@@ -42,7 +42,7 @@ def leader_in_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
 @reads_controller
 def elr_empty_at_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     p = state.partition
-    min_isr = min(cfg.min_isr, len(p.replicas))
+    min_isr = min(state.controller.min_isr_now, len(p.replicas))  # the controller's
     if cfg.options.elr_enabled and len(p.isr) >= min_isr and p.elr:
         return f"ELR {sorted(p.elr)} is not empty with an ISR of {len(p.isr)} >= MinISR {min_isr}"
     return None

@@ -7,14 +7,18 @@ from kafkarep.model.state import ClusterState
 from kafkarep.properties.base import always
 
 
+def _min_isr(cfg: ModelConfig) -> str:
+    """MinISR as the leader held it: the model's, unless a change may have moved it."""
+    return "the leader's MinISR" if cfg.budget.min_isr_changes else f"MinISR {cfg.min_isr}"
+
+
 def acks_on_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     seen = state.ghost.ack_below_min_isr
     if seen is None:
         return None
     value, holders = seen
     return (
-        f"write {value} was positively acked after reaching {holders} replica(s) "
-        f"< MinISR {cfg.min_isr}"
+        f"write {value} was positively acked after reaching {holders} replica(s) < {_min_isr(cfg)}"
     )
 
 
@@ -23,7 +27,7 @@ def hwm_at_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     if seen is None:
         return None
     leader, size = seen
-    return f"leader {leader} advanced the HWM with an ISR of {size} < MinISR {cfg.min_isr} (ELR on)"
+    return f"leader {leader} advanced the HWM with an ISR of {size} < {_min_isr(cfg)} (ELR on)"
 
 
 MIN_ISR_COMMIT = always(
@@ -31,7 +35,9 @@ MIN_ISR_COMMIT = always(
     """An acks=all write is positively acknowledged only once it has reached at least MinISR
     replicas (a replica that later loses unflushed data still counts: storage is asynchronous);
     with ELR on, the HWM advances only while the leader's ISR is at least MinISR, the condition
-    under which the Maximal ISR covers every replica the controller may elect.""",
+    under which the Maximal ISR covers every replica the controller may elect. MinISR is the
+    leader's: the one its broker's metadata image holds, which may not yet hold a change the
+    controller committed.""",
     "protocol description §2.6-§2.7; KIP-966",
     acks=acks_on_min_isr,
     hwm=hwm_at_min_isr,

@@ -51,7 +51,7 @@ def _leader_changed(
 def _below_min_isr(
     cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
 ) -> bool:
-    return len(after.partition.isr) < cfg.min_isr
+    return len(after.partition.isr) < after.controller.min_isr_now
 
 
 SOMETIMES = (

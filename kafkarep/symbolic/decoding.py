@@ -162,6 +162,7 @@ class Concretiser:
             unacked_from=r.unacked_from,
             eligible=eligible,
             recovery_point=r.recovery_point,
+            min_isr=self.enc.cfg.min_isr if r.role == LEADER else 0,
         )
 
     def state(self, sym: symbolic.ClusterState) -> ClusterState:
@@ -267,7 +268,15 @@ class Concretiser:
             ack_below_min_isr=(0, 0) if g.ack_below_min_isr else None,
             hwm_below_min_isr=(0, 0) if g.hwm_below_min_isr else None,
         )
-        controller = Controller(tuple(log), tuple(eligible), registry_, requests)
+        min_isr = self.enc.cfg.min_isr  # the prover's MinISR never changes
+        controller = Controller(
+            tuple(log),
+            tuple(eligible),
+            registry_,
+            requests,
+            min_isr=(min_isr,) * len(log),
+            min_isr_now=min_isr,
+        )
         return ClusterState(controller, tuple(brokers), ghost, Budget(**sym.budget._asdict()))
 
 

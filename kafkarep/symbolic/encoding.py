@@ -75,7 +75,12 @@ class Encoding:
             )
         unencoded = [
             f"[faults] {fault}"
-            for fault in ("partial_fetches", "delayed_fetches", "uncontrolled_shutdowns")
+            for fault in (
+                "partial_fetches",
+                "delayed_fetches",
+                "uncontrolled_shutdowns",
+                "min_isr_changes",
+            )
             if getattr(cfg.budget, fault)
         ]
         if "controller_failover" in {f.name for f in active(cfg)}:

@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 
-from kafkarep.model.actions import admin, alter_partition, data, failover, lifecycle, metadata, plan
+from kafkarep.model.actions import (
+    admin,
+    alter_partition,
+    data,
+    failover,
+    lifecycle,
+    metadata,
+    min_isr,
+    plan,
+)
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
@@ -23,6 +32,7 @@ FAMILIES: tuple[Family, ...] = (
     *metadata.FAMILIES,
     *lifecycle.FAMILIES,
     *admin.FAMILIES,
+    *min_isr.FAMILIES,
     *failover.FAMILIES,
     *plan.FAMILIES,  # last: models without a [plan] keep their action indices
 )

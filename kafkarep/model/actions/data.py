@@ -47,7 +47,7 @@ def produce_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         if (
             replica is not None
             and replica.view is not None
-            and (not acks_all or len(replica.view.isr) >= cfg.min_isr)
+            and (not acks_all or len(replica.view.isr) >= replica.min_isr)
         ):
             yield Action("produce", broker_id)
 

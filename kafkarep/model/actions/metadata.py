@@ -56,8 +56,18 @@ def apply_metadata(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     if after is not None:
         return compact(state.with_broker(broker_id, after))
     broker = before._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
-    eligible = state.controller.eligible[offset]
-    return compact(act_on(cfg, state, broker_id, broker, snapshot, eligible))
+    controller = state.controller
+    return compact(
+        act_on(
+            cfg,
+            state,
+            broker_id,
+            broker,
+            snapshot,
+            controller.eligible[offset],
+            controller.min_isr[offset],
+        )
+    )
 
 
 # (id(broker), id(snapshot), broker id, truncation) -> (broker, snapshot, the broker after it
@@ -98,19 +108,21 @@ def act_on(
     broker: Broker,
     snapshot: PartitionRegistration,
     eligible: Eligibility,
+    min_isr: int,
 ) -> ClusterState:
     """The replica's reaction to a materialised snapshot of the partition metadata, by `broker`
     (the broker as it is once it has applied the snapshot, not yet in `state`), whose metadata
-    cache now holds `eligible`."""
+    cache now holds `eligible` and the topic's `min_isr`."""
     replica = broker.replica
     stays = broker_id in snapshot.replicas
     if stays and _newer(replica, snapshot):
         if replica is not None and replica.role == Role.LEADER:
-            broker = broker._replace(replica=replica._replace(eligible=eligible))
+            replica = replica._replace(eligible=eligible, min_isr=min_isr)
+            broker = broker._replace(replica=replica)
         return state.with_broker(broker_id, broker)
     if stays and snapshot.leader == broker_id:
         replica = _as_leader(cfg, replica or Replica(), snapshot, broker_id)._replace(
-            eligible=eligible
+            eligible=eligible, min_isr=min_isr
         )
         state = state.with_broker(broker_id, broker._replace(replica=replica))
         return maybe_advance_hwm(state, cfg, broker_id)
@@ -159,6 +171,7 @@ def _as_follower(replica: Replica, snapshot: PartitionRegistration, truncation: 
         pending=None,
         unacked_from=-1,
         eligible=(),
+        min_isr=0,
     )
 
 
@@ -248,20 +261,23 @@ def _as_leader(
 # --- broker records after the last partition change --------------------------------------------
 
 
+def caught_up_leaders(state: ClusterState) -> Iterator[tuple[int, Replica]]:
+    """The running leaders that have applied the last partition snapshot, with their replicas:
+    the brokers that may apply a record committed after it on its own."""
+    current = state.partition.partition_epoch
+    for broker_id, broker in enumerate(state.brokers, 1):
+        replica = state.running_leader(broker_id)
+        if replica is not None and broker.initialised and broker.applied_epoch == current:
+            yield broker_id, replica
+
+
 def apply_registrations_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     """A leader caught up with the last partition snapshot may apply the broker registration
     records committed since (fencing, unfencing, registration, controlled shutdown), which its
     ISR checks read (metadata_cache.py). Only a leader: a follower's cache is read only once it
     leads, and becoming leader means applying a newer snapshot, which replaces it."""
-    current = state.partition.partition_epoch
-    for broker_id, broker in enumerate(state.brokers, 1):
-        replica = state.running_leader(broker_id)
-        if (
-            replica is not None
-            and broker.initialised
-            and broker.applied_epoch == current
-            and replica.eligible != eligibility_now(cfg, state.controller.brokers)
-        ):
+    for broker_id, replica in caught_up_leaders(state):
+        if replica.eligible != eligibility_now(cfg, state.controller.brokers):
             yield Action("apply_registrations", broker_id)
 
 

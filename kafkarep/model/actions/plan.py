@@ -83,7 +83,8 @@ def step_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if plan is None or _election_due(cfg, state, plan):
         return
     p = state.partition
-    step = next_step(plan.target, p.replicas, p.isr, cfg.min_isr, plan.parallel_replicas)
+    min_isr = state.controller.min_isr_now
+    step = next_step(plan.target, p.replicas, p.isr, min_isr, plan.parallel_replicas)
     if step is None or step.waits:
         return
     request = AlterReassignmentRequest(step.target)

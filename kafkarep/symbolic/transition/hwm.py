@@ -33,7 +33,7 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
             )
             offset = ite(waits, f.leo, offset)
     at_min = s.size(r.view.isr) >= cfg.min_isr
-    passes = enc.check(isr_at_min_isr, cfg, r, s)
+    passes = enc.check(isr_at_min_isr, cfg, r, cfg.min_isr, s)
     advance = and_(offset > r.hwm, passes)
     g = sym.ghost
     hwm_below = g.hwm_below_min_isr
