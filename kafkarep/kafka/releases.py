@@ -12,6 +12,9 @@ release that changed it and the JIRA or KIP:
   clean shutdown) leaves every ISR as a fenced broker does
   (`ReplicationControlManager.handleBrokerShutdown`); 3.9 does nothing then.
 - KIP-896 (4.0.0): AlterPartition versions 0 and 1 are gone.
+- KAFKA-18991 (3.9.1, 4.0.1, 4.1.0): a follower's fetcher handles a response only in the
+  leader epoch it fetched in (`AbstractFetcherThread.processFetchRequest`); 4.0.0 compares the
+  fetch offset alone. A broker-side change: the model's data plane reads it.
 - KAFKA-16540 (4.0.0): with ELR on, a change of `min.insync.replicas` clears the ELR and last
   known ELR of every partition it concerns (`ConfigurationControlManager
   .createClearElrRecordsAsNeeded`, `ReplicationControlManager.replay(ClearElrRecord)`); 3.9
@@ -77,6 +80,7 @@ class Behaviour(NamedTuple):
     replication_factor_change_check: bool  # KIP-860
     lowest_alter_partition_version: int  # KIP-896
     clears_elr_on_min_isr_change: bool  # KAFKA-16540
+    follower_checks_response_epoch: bool  # KAFKA-18991
     lowest_metadata_version: str  # the oldest metadata.version the release runs
 
 
@@ -92,6 +96,7 @@ def behaviour(release: str) -> Behaviour:
         replication_factor_change_check=v >= (4, 1, 0),
         lowest_alter_partition_version=2 if v >= (4, 0, 0) else 0,
         clears_elr_on_min_isr_change=v >= (4, 0, 0),
+        follower_checks_response_epoch=v >= (4, 0, 1) or (3, 9, 1) <= v < (4, 0, 0),
         lowest_metadata_version="3.3" if v >= (4, 0, 0) else "3.0",
     )
 

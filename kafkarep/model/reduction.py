@@ -18,7 +18,8 @@ of the small models, mutations included, and that verdicts and depths are unchan
 - **Stale fetch responses.** A fetch response from a leader epoch older than the last metadata
   the follower applied will be dropped on arrival (`leader_epoch_matches`), and leader epochs
   never go back: only its arrival matters, not its content. Not applied when that guard is
-  switched off, or fetches carry no leader epoch (`current_leader_epoch_in_fetch = false`).
+  switched off, or the follower does not compare epochs (`data.checks_response_epoch`: Kafka
+  4.0.0, or fetches without a leader epoch).
 - **Idle AlterPartition responses.** A response whose handling can only clear it, now and later:
   an error the leader waits out (any but NONE, the roll-back errors and the errors it retries),
   or an answer to a proposal from a partition epoch older than the last metadata the leader
@@ -35,7 +36,7 @@ from functools import cache
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model.actions.alter_partition import RETRY, ROLL_BACK
-from kafkarep.model.actions.data import leader_epoch_matches
+from kafkarep.model.actions.data import checks_response_epoch, leader_epoch_matches
 from kafkarep.model.actions.failover import replayed_to_epoch_start
 from kafkarep.model.actions.lifecycle import tracks_recovery_point
 from kafkarep.model.config import ModelConfig
@@ -76,7 +77,7 @@ def reducer(cfg: ModelConfig) -> Reduce:
     """`reduce` for one model, its switches read once (the explorer calls it per successor)."""
     if not cfg.check.reduction:
         return _unchanged
-    fetch_guard = cfg.current_leader_epoch_in_fetch and leader_epoch_matches.enabled(
+    fetch_guard = checks_response_epoch(cfg) and leader_epoch_matches.enabled(
         cfg.options.disabled_guards
     )
     # A lagging controller (failover.py) may accept a request older than the log's leader epoch.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafkarep.kafka.releases import behaviour
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.alter_partition import joins, maybe_expand
 from kafkarep.model.actions.base import Action, Family
@@ -308,7 +309,7 @@ def in_fetcher(replica: Replica | None, response: FetchResponse) -> bool:
 def leader_epoch_matches(replica: ReplicaShape, response: ResponseShape) -> Term:
     """A response counts only in the leader epoch it was fetched in: after a leader epoch bump
     (the same leader re-elected, a reassignment) an old response may carry records or a
-    divergence point from a log that has since changed."""
+    divergence point from a log that has since changed (KAFKA-18991, `checks_response_epoch`)."""
     assert replica.view is not None  # `in_fetcher`
     return eq(replica.view.leader_epoch, response.leader_epoch)
 
@@ -319,10 +320,19 @@ def fetch_offset_matches(replica: ReplicaShape, response: ResponseShape) -> Term
     return eq(replica.leo, response.fetch_offset)
 
 
+def checks_response_epoch(cfg: ModelConfig) -> bool:
+    """The follower compares a response's leader epoch with its own: since KAFKA-18991 (3.9.1,
+    4.0.1, 4.1.0, `AbstractFetcherThread.processFetchRequest`), where the fetch carries one
+    (KIP-320); 4.0.0 and every release before 3.9.1 compare the fetch offset alone."""
+    return (
+        cfg.current_leader_epoch_in_fetch
+        and behaviour(cfg.options.kafka_version).follower_checks_response_epoch
+    )
+
+
 def response_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
-    """The checks a fetch response passes, in order, after `in_fetcher`; the leader epoch one
-    since KIP-320."""
-    if cfg.current_leader_epoch_in_fetch:
+    """The checks a fetch response passes, in order, after `in_fetcher`."""
+    if checks_response_epoch(cfg):
         return (leader_epoch_matches, fetch_offset_matches)
     return (fetch_offset_matches,)
 
