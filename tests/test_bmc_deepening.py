@@ -21,7 +21,8 @@ pins it):
   in `history/kafka_6361_single_round_truncation`);
 - the models pinned deeper than 8 (`history/kafka_7128_isr_join_below_leso` 10,
   `findings/last_known_leader_after_unclean_shutdown` 9, its `_kafka_19522` 11,
-  `findings/make_leader_resets_pending_isr` 15, `history/kafka_14139_stale_broker_epoch` 14,
+  `findings/make_leader_resets_pending_isr` 15 and its `_elr_off` 15,
+  `history/kafka_14139_stale_broker_epoch` 14,
   `mutations/alter_partition_partition_epoch` 15): each depth's question costs about 2.5 times
   the one before, so these take minutes to hours.
 """
@@ -96,6 +97,7 @@ def test_the_selection_is_the_one_named() -> None:
         "findings/last_known_leader_after_unclean_shutdown": "deeper than 8",
         "findings/last_known_leader_after_unclean_shutdown_kafka_19522": "deeper than 8",
         "findings/make_leader_resets_pending_isr": "deeper than 8",
+        "findings/make_leader_resets_pending_isr_elr_off": "deeper than 8",
         "history/kafka_14139_stale_broker_epoch": "deeper than 8",
         "history/kafka_16540_min_isr_change_keeps_elr": "not encoded",
         "history/kafka_6880_zombie_replica_fetch": "not encoded",
