@@ -67,6 +67,24 @@ def test_each_validation_in_kafka_order(changes: dict, error: Error, guard: str)
     assert outcome == Rejected(error, f"alter_partition.{guard}")
 
 
+@pytest.mark.parametrize(
+    ("changes", "error", "guard"),
+    [
+        ({"leader_epoch": 500}, Error.FENCED_LEADER_EPOCH, "leader_epoch_current"),
+        ({"partition_epoch": 8}, Error.INVALID_UPDATE_VERSION, "partition_epoch_current"),
+        ({"broker": 1, "partition_epoch": 8}, Error.INVALID_REQUEST, "requester_is_leader"),
+    ],
+)
+def test_kraft_3_2_answers_epochs_ahead_as_fenced(changes: dict, error: Error, guard: str) -> None:
+    """Before KAFKA-14154 (3.3.0) `validateAlterPartitionData` compares each epoch for equality:
+    a request ahead of the controller gets the errors the leader waits out, not NOT_CONTROLLER
+    (read at 3.2.0; `epochs_ahead_answer = "fenced"`)."""
+    metadata = cluster(PARTITION, elr_enabled=False, epochs_ahead_answer="fenced")
+    assert alter_partition(metadata, request(**changes)) == Rejected(
+        error, f"alter_partition.{guard}"
+    )
+
+
 def test_guards_are_listed_in_kafka_order() -> None:
     names = [g.name for g in GUARDS]
     assert names.index("leader_epoch_current") < names.index("requester_is_leader")

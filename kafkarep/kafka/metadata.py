@@ -192,6 +192,11 @@ class RuleOptions(NamedTuple):
         adding replica is in the ISR (every target replica when it shrinks the replica count).
     `replication_factor_change_check`: KIP-860 (4.1.0): a reassignment request may forbid a
         change of the replication factor.
+    `epochs_ahead_answer`: "not-controller" (KAFKA-14154, 3.3.0: an AlterPartition whose leader
+        or partition epoch is ahead of the controller's is answered NOT_CONTROLLER, which the
+        leader retries) or "fenced" (KRaft 3.2 and older: each epoch must equal the
+        controller's, FENCED_LEADER_EPOCH or INVALID_UPDATE_VERSION otherwise, which the leader
+        waits out; `ReplicationControlManager.validateAlterPartitionData` at 3.2.0 and 3.3.0).
     `disabled_guards`: named guards switched off, to seed bugs (models/mutations/).
     `controller`: "kraft", or "zookeeper" for the ZooKeeper-era controller's elections (Kafka
         Controller Internals, Apache wiki; `kafkarep.zookeeper.events`) in place of the KRaft
@@ -211,6 +216,7 @@ class RuleOptions(NamedTuple):
     completion_when_adding_in_isr: bool = _NEWEST.completion_when_adding_in_isr
     replication_factor_change_check: bool = _NEWEST.replication_factor_change_check
     unclean_shutdown_detection: str = _NEWEST.unclean_shutdown_detection
+    epochs_ahead_answer: str = "not-controller"
     disabled_guards: frozenset[str] = EMPTY  # type: ignore[assignment]
     controller: str = "kraft"
 

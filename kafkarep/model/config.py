@@ -152,6 +152,7 @@ SECTIONS = {
         "hwm_waits_for_caught_up_followers",
         "hwm_requires_min_isr",
         "controller",
+        "epochs_ahead_answer",
     },
     "faults": set(Budget._fields) - {"records"} | {"controller_lag"},
     "reassignment": {"targets"},
@@ -346,6 +347,11 @@ def _release_overrides(rules: dict[str, Any]) -> dict[str, Any]:
                 '[rules] unclean_shutdown_detection must be "incarnation" or "previous-epoch"'
             )
         out["unclean_shutdown_detection"] = detection
+    answer = rules.get("epochs_ahead_answer")
+    if answer is not None:
+        if answer not in ("not-controller", "fenced"):
+            raise ModelError('[rules] epochs_ahead_answer must be "not-controller" or "fenced"')
+        out["epochs_ahead_answer"] = answer
     if "last_known_leader_acceptable" in rules:
         out["last_known_leader_acceptable"] = _bool(
             rules, "rules", "last_known_leader_acceptable", True

@@ -89,22 +89,31 @@ def requester_epoch_current(m: Metadata, r: Request) -> Term:
     return and_(registration.registered, eq(registration.epoch, r.broker_epoch))
 
 
+def _answers_ahead(m: Metadata) -> bool:
+    """KAFKA-14154 (3.3.0): epochs ahead of the controller's get NOT_CONTROLLER. Before, in KRaft
+    3.2 and older, the checks below compare each epoch for equality
+    (`validateAlterPartitionData` at 3.2.0; `epochs_ahead_answer = "fenced"`)."""
+    return m.options.epochs_ahead_answer == "not-controller"
+
+
 @guard("alter_partition", Error.NOT_CONTROLLER)
 def leader_epoch_not_ahead(m: Metadata, r: Request) -> Term:
     """`validateAlterPartitionData`: a leader epoch above ours means this controller may be
     stale."""
-    return r.leader_epoch <= m.partition.leader_epoch
+    return or_(not _answers_ahead(m), r.leader_epoch <= m.partition.leader_epoch)
 
 
 @guard("alter_partition", Error.NOT_CONTROLLER)
 def partition_epoch_not_ahead(m: Metadata, r: Request) -> Term:
     """`validateAlterPartitionData`: likewise for the partition epoch."""
-    return r.partition_epoch <= m.partition.partition_epoch
+    return or_(not _answers_ahead(m), r.partition_epoch <= m.partition.partition_epoch)
 
 
 @guard("alter_partition", Error.FENCED_LEADER_EPOCH)
 def leader_epoch_current(m: Metadata, r: Request) -> Term:
     """`validateAlterPartitionData`: the request was sent in the current leader epoch."""
+    if not _answers_ahead(m):
+        return eq(r.leader_epoch, m.partition.leader_epoch)
     return r.leader_epoch >= m.partition.leader_epoch
 
 
@@ -119,6 +128,8 @@ def partition_epoch_current(m: Metadata, r: Request) -> Term:
     """`validateAlterPartitionData`, protocol description §2.9: the request is based on the
     current partition epoch, so a stale proposal cannot undo a change the controller made
     meanwhile."""
+    if not _answers_ahead(m):
+        return eq(r.partition_epoch, m.partition.partition_epoch)
     return r.partition_epoch >= m.partition.partition_epoch
 
 

@@ -343,7 +343,13 @@ def describe_response(
     assert answer is not None
     if replica is None or replica.role != Role.LEADER or replica.pending != answer.request:
         return "ignored (stale)"
-    return "committed" if answer.error == Error.NONE else f"rolled back: {answer.error.value}"
+    if answer.error == Error.NONE:
+        return "committed"
+    if answer.error in ROLL_BACK:
+        return f"rolled back: {answer.error.value}"
+    if answer.error in RETRY:
+        return f"sent again: {answer.error.value}"
+    return f"kept pending, awaiting metadata: {answer.error.value}"
 
 
 # --- footprints (kafkarep/model/footprint.py) --------------------------------------------------
