@@ -61,7 +61,9 @@ def test_the_hwm_waits_for_the_followers_of_its_release(
     cfg = _cfg(tmp_path, waits)
     for epoch, expected in ((1, eligible_3), (FENCED, fenced_3)):
         leader = _leader(epoch)
-        assert wait_offset(cfg, leader, 1, commit_offset(leader, 1)) == expected
+        members = leader.maximal_isr
+        offset = commit_offset(members, leader, 1)
+        assert wait_offset(cfg, members, leader, 1, offset) == expected
 
 
 def test_an_unknown_value_is_one_line(tmp_path: Path) -> None:

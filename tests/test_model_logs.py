@@ -102,7 +102,8 @@ def test_commit_offset_waits_for_maximal_isr() -> None:
         maximal_isr=frozenset({1, 2, 3}),
         followers=(FollowerView(), FollowerView(2, 1, True), FollowerView(1, 1, True)),
     )
-    assert commit_offset(leader, 1) == 1  # 3 is in the maximal ISR and has fetched 1
-    assert commit_offset(leader._replace(maximal_isr=frozenset({1, 2})), 1) == 2
+    maximal = leader.maximal_isr
+    assert commit_offset(maximal, leader, 1) == 1  # 3 is in the maximal ISR and has fetched 1
+    assert commit_offset(frozenset({1, 2}), leader, 1) == 2
     unknown = leader._replace(followers=(FollowerView(), FollowerView(), FollowerView(1, 1, True)))
-    assert commit_offset(unknown, 1) == 0  # a member not heard from holds it at 0
+    assert commit_offset(maximal, unknown, 1) == 0  # a member not heard from holds it at 0

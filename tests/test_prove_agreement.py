@@ -28,7 +28,7 @@ def prove(tmp_path: Path, *flags: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(summary.read_text())["models"][0]
 
 
-def over_view_isr(replica: Replica, broker_id: int) -> int:
+def over_view_isr(members: frozenset[int], replica: Replica, broker_id: int) -> int:
     """Data plane: the leader commits over the ISR of its metadata, not its Maximal ISR."""
     assert replica.view is not None
     offset = replica.leo

@@ -107,6 +107,9 @@ class ModelConfig(NamedTuple):
     # KIP-966's broker part (Kafka 3.7.0): the leader's HWM does not advance while its ISR is
     # below MinISR (`Partition.maybeIncrementLeaderHW`), with ELR on or off.
     hwm_requires_min_isr: bool = True
+    # The ISR the HWM is computed over: "maximal" (KIP-497, Kafka 2.7.0: the committed ISR and
+    # the members a pending AlterPartition adds) or "committed" (2.6 and older). `model/hwm.py`.
+    hwm_isr: str = "maximal"
     # How many partition records a new active controller may lag (`[faults] controller_lag`,
     # with controller_failovers; see kafkarep/model/actions/failover.py)
     controller_lag: int = 1
@@ -151,6 +154,7 @@ SECTIONS = {
         "current_leader_epoch_in_fetch",
         "hwm_waits_for_caught_up_followers",
         "hwm_requires_min_isr",
+        "hwm_isr",
         "controller",
         "epochs_ahead_answer",
     },
@@ -331,10 +335,18 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         current_leader_epoch_in_fetch=_bool(rules, "rules", "current_leader_epoch_in_fetch", True),
         hwm_waits_for_caught_up_followers=_hwm_waits(rules),
         hwm_requires_min_isr=_bool(rules, "rules", "hwm_requires_min_isr", True),
+        hwm_isr=_hwm_isr(rules),
         controller_lag=controller_lag,
         min_isr_limit=min([len(replicas), *(len(target) for target in moves)]),
         engine_settings=_engine_settings(raw),
     )
+
+
+def _hwm_isr(rules: dict[str, Any]) -> str:
+    value = rules.get("hwm_isr", "maximal")
+    if value not in ("maximal", "committed"):
+        raise ModelError('[rules] hwm_isr must be "maximal" or "committed"')
+    return str(value)
 
 
 def _release_overrides(rules: dict[str, Any]) -> dict[str, Any]:

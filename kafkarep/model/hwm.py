@@ -35,10 +35,22 @@ def isr_at_min_isr(
     return or_(not required, sets.size(replica.view.isr) >= min_isr)
 
 
-def commit_offset(replica: Replica, broker_id: int) -> int:
-    """The highest offset replicated to every Maximal ISR member the leader knows of."""
+def hwm_members(cfg: ModelConfig, replica: Replica) -> frozenset[int]:
+    """The ISR the HWM is computed over: the Maximal ISR, the committed ISR with the members a
+    pending AlterPartition adds (KIP-497, `maximalIsr` in `Partition.maybeIncrementLeaderHW` at
+    2.7.0), or with `hwm_isr = "committed"` the committed ISR alone, as Kafka 2.6 and older did
+    (`inSyncReplicaIds`, read at 2.6.0), whose leader wrote the ISR to ZooKeeper itself and so
+    never had a change pending."""
+    if cfg.hwm_isr == "committed":
+        assert replica.view is not None
+        return replica.view.isr
+    return replica.maximal_isr
+
+
+def commit_offset(members: frozenset[int], replica: Replica, broker_id: int) -> int:
+    """The highest offset replicated to every member (`hwm_members`) the leader knows of."""
     offset = replica.leo
-    for member in replica.maximal_isr:
+    for member in members:
         if member != broker_id:
             offset = min(offset, max(replica.followers[member - 1].leo, 0))
     return offset
@@ -61,14 +73,16 @@ def waits_for_caught_up_follower(cfg: ModelConfig, replica: ReplicaShape, follow
     return and_(caught_up, isr_eligible(cfg, replica, follower))
 
 
-def wait_offset(cfg: ModelConfig, replica: Replica, broker_id: int, offset: int) -> int:
+def wait_offset(
+    cfg: ModelConfig, members: frozenset[int], replica: Replica, broker_id: int, offset: int
+) -> int:
     """The commit offset, held back to the LEO of each follower the HWM waits for."""
     assert replica.view is not None
     if not waits_for_caught_up_follower.enabled(cfg.options.disabled_guards):
         return offset
     waits = waits_for_caught_up_follower.check
     for member in replica.view.replicas:
-        if member == broker_id or member in replica.maximal_isr:
+        if member == broker_id or member in members:
             continue
         leo = replica.followers[member - 1].leo
         if leo < offset and waits(cfg, replica, member):
@@ -80,7 +94,9 @@ def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> 
     broker = state.broker(broker_id)
     replica = broker.replica
     assert replica is not None and replica.view is not None
-    new_hwm = wait_offset(cfg, replica, broker_id, commit_offset(replica, broker_id))
+    members = hwm_members(cfg, replica)
+    offset = commit_offset(members, replica, broker_id)
+    new_hwm = wait_offset(cfg, members, replica, broker_id, offset)
     if new_hwm <= replica.hwm or not isr_at_min_isr.passes(
         cfg.options.disabled_guards, cfg, replica, replica.min_isr
     ):
@@ -88,7 +104,7 @@ def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> 
     ghost = state.ghost
     if cfg.options.elr_enabled and len(replica.view.isr) < replica.min_isr:
         ghost = _first(ghost, hwm_below_min_isr=(broker_id, len(replica.view.isr)))
-    ghost, unacked_from = _acknowledge(state, cfg, replica, new_hwm, ghost)
+    ghost, unacked_from = _acknowledge(state, members, replica, new_hwm, ghost)
     if new_hwm > ghost.true_hwm:
         values = tuple(value for _, value in replica.log[ghost.true_hwm : new_hwm])
         ghost = ghost._replace(committed=ghost.committed + values)
@@ -97,13 +113,15 @@ def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> 
 
 
 def _acknowledge(
-    state: ClusterState, cfg: ModelConfig, replica: Replica, new_hwm: int, ghost: Ghost
+    state: ClusterState, members: frozenset[int], replica: Replica, new_hwm: int, ghost: Ghost
 ) -> tuple[Ghost, int]:
-    """Acknowledge this leader's writes below the new HWM; returns the ghost and the rest."""
+    """Acknowledge this leader's writes below the new HWM; returns the ghost and the rest.
+    Positively while the ISR the HWM is computed over is at least MinISR
+    (`Partition.checkEnoughReplicasReachOffset`)."""
     start = replica.unacked_from
     if start < 0 or start >= new_hwm:
         return ghost, start
-    positive = len(replica.maximal_isr) >= replica.min_isr
+    positive = len(members) >= replica.min_isr
     values = []
     for offset in range(start, new_hwm):
         entry = replica.log[offset]

@@ -73,6 +73,11 @@ class Encoding:
                 'epoch in fetches only (truncation = "leader-epoch", '
                 "current_leader_epoch_in_fetch = true)"
             )
+        if cfg.hwm_isr != "maximal":
+            raise AbstractionError(
+                "the symbolic engine encodes the HWM over the Maximal ISR only "
+                '(hwm_isr = "maximal")'
+            )
         unencoded = [
             f"[faults] {fault}"
             for fault in (

@@ -19,7 +19,7 @@ from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.footprint import Footprint
-from kafkarep.model.hwm import maybe_advance_hwm, waits_for_caught_up_follower
+from kafkarep.model.hwm import hwm_members, maybe_advance_hwm, waits_for_caught_up_follower
 from kafkarep.model.metadata_cache import (
     alive_in_leader_metadata,
     broker_epoch_in_leader_metadata,
@@ -171,11 +171,12 @@ def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         replica = state.running_leader(broker_id)
         if replica is None or replica.view is None:
             continue
+        members = hwm_members(cfg, replica)
         for follower in replica.view.replicas:
             view = replica.followers[follower - 1] if follower != broker_id else None
             if (
                 view is not None
-                and follower not in replica.maximal_isr
+                and follower not in members
                 and view.leo < replica.leo
                 and waits_for_caught_up_follower.check(cfg, replica, follower)
             ):
