@@ -13,6 +13,8 @@ pins it):
   encode delayed fetches;
 - `history/kafka_16540_min_isr_change_keeps_elr` (leader_candidate_completeness 5): prove does
   not encode a change of min.insync.replicas;
+- `history/kafka_13141_diverging_fetch_counted` (leader_candidate_completeness 9): prove does not
+  encode a leader that counts a diverging fetch;
 - `zookeeper_unclean` (both completeness properties at 5): prove encodes the KRaft controller
   only;
 - `history/kafka_6880_zombie_replica_fetch` and `history/kip101_truncation_to_hwm`: the
@@ -98,6 +100,7 @@ def test_the_selection_is_the_one_named() -> None:
         "findings/last_known_leader_after_unclean_shutdown_kafka_19522": "deeper than 8",
         "findings/make_leader_resets_pending_isr": "deeper than 8",
         "findings/make_leader_resets_pending_isr_elr_off": "deeper than 8",
+        "history/kafka_13141_diverging_fetch_counted": "not encoded",
         "history/kafka_14139_stale_broker_epoch": "deeper than 8",
         "history/kafka_16540_min_isr_change_keeps_elr": "not encoded",
         "history/kafka_6880_zombie_replica_fetch": "not encoded",

@@ -299,6 +299,9 @@ NOT_FOUND = {
     "alter_partition_partition_epoch": "not found in 40,000 examples of seed 1 since the leader's "
     "own checks: the 15-step trace needs a stale AlterPartition, an ISR expansion that the "
     "leader now makes only while handling a fetch, and a lossy restart, in one order",
+    "kafka_13141_diverging_fetch_counted": "leader_candidate_completeness in 3 examples of seed 1, "
+    "but not the lost write (leader_completeness and the others) in 5,000: the leader must fail "
+    "between the ISR commit and the diverged follower's truncation",
     "fetch_broker_epoch_not_stale": "not found in 10,000 examples of seed 1: the 16-step trace "
     "needs a fetch held across its sender's lossy restart, the new incarnation proposed for the "
     "ISR, and the held fetch delivered before the ISR is committed, in one order",

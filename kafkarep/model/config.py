@@ -110,6 +110,10 @@ class ModelConfig(NamedTuple):
     # The ISR the HWM is computed over: "maximal" (KIP-497, Kafka 2.7.0: the committed ISR and
     # the members a pending AlterPartition adds) or "committed" (2.6 and older). `model/hwm.py`.
     hwm_isr: str = "maximal"
+    # The leader records the fetch state of a follower whose fetch diverges: Kafka 2.8.0; since
+    # KAFKA-13141 (2.8.1, 3.0.0) it records nothing (`ReplicaManager.updateFollowerFetchState`).
+    # `model/actions/data.py`.
+    leader_counts_diverging_fetch: bool = False
     # How many partition records a new active controller may lag (`[faults] controller_lag`,
     # with controller_failovers; see kafkarep/model/actions/failover.py)
     controller_lag: int = 1
@@ -155,6 +159,7 @@ SECTIONS = {
         "hwm_waits_for_caught_up_followers",
         "hwm_requires_min_isr",
         "hwm_isr",
+        "leader_counts_diverging_fetch",
         "controller",
         "epochs_ahead_answer",
     },
@@ -336,6 +341,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         hwm_waits_for_caught_up_followers=_hwm_waits(rules),
         hwm_requires_min_isr=_bool(rules, "rules", "hwm_requires_min_isr", True),
         hwm_isr=_hwm_isr(rules),
+        leader_counts_diverging_fetch=_bool(rules, "rules", "leader_counts_diverging_fetch", False),
         controller_lag=controller_lag,
         min_isr_limit=min([len(replicas), *(len(target) for target in moves)]),
         engine_settings=_engine_settings(raw),

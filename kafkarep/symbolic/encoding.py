@@ -73,6 +73,11 @@ class Encoding:
                 'epoch in fetches only (truncation = "leader-epoch", '
                 "current_leader_epoch_in_fetch = true)"
             )
+        if cfg.leader_counts_diverging_fetch:
+            raise AbstractionError(
+                "the symbolic engine encodes a leader that skips a diverging fetch only "
+                "(leader_counts_diverging_fetch = false)"
+            )
         if cfg.hwm_isr != "maximal":
             raise AbstractionError(
                 "the symbolic engine encodes the HWM over the Maximal ISR only "

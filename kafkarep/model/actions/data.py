@@ -153,15 +153,39 @@ def _serve(
     broker_epoch: int,
 ) -> tuple[ClusterState, FetchResponse]:
     """The leader handles a fetch (`Partition.fetchRecords`, Kafka 4.1.0): where the logs
-    diverge it answers with the divergence point and records nothing (KAFKA-13141); otherwise it
-    records the follower's fetch state, which may propose it for the ISR, then the HWM, and
-    answers with the records after the fetch offset."""
+    diverge it answers with the divergence point and records nothing (KAFKA-13141, unless
+    `leader_counts_diverging_fetch`); otherwise it records the follower's fetch state, which may
+    propose it for the ISR, then the HWM, and answers with the records after the fetch
+    offset."""
     leader = state.broker(leader_id).replica
     assert leader is not None and leader.view is not None
     epoch = leader.view.leader_epoch
     diverging = answer(cfg.truncation, leader.log, epoch, fetch_offset, last_epoch)
     if diverging is not None:
+        if cfg.leader_counts_diverging_fetch:
+            state = _record_fetch(cfg, state, leader_id, follower_id, fetch_offset, broker_epoch)
+            leader = state.broker(leader_id).replica
+            assert leader is not None
         return state, FetchResponse(leader_id, epoch, fetch_offset, leader.hwm, (), diverging)
+    state = _record_fetch(cfg, state, leader_id, follower_id, fetch_offset, broker_epoch)
+    leader = state.broker(leader_id).replica
+    assert leader is not None
+    return state, FetchResponse(
+        leader_id, epoch, fetch_offset, leader.hwm, leader.log[fetch_offset:]
+    )
+
+
+def _record_fetch(
+    cfg: ModelConfig,
+    state: ClusterState,
+    leader_id: int,
+    follower_id: int,
+    fetch_offset: int,
+    broker_epoch: int,
+) -> ClusterState:
+    """The leader records the follower's fetch state (`Partition.updateFollowerFetchState`)."""
+    leader = state.broker(leader_id).replica
+    assert leader is not None
     followers = list(leader.followers)
     # Caught up now if it asks from the leader's LEO (`Replica.updateFetchStateOrThrow`);
     # Kafka's second case, caught up as of the previous fetch, is left out (stricter).
@@ -175,11 +199,7 @@ def _serve(
     state = maybe_expand(cfg, state, leader_id, follower_id)
     if moved:
         state = maybe_advance_hwm(state, cfg, leader_id)
-    leader = state.broker(leader_id).replica
-    assert leader is not None
-    return state, FetchResponse(
-        leader_id, epoch, fetch_offset, leader.hwm, leader.log[fetch_offset:]
-    )
+    return state
 
 
 def partial_fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
