@@ -198,13 +198,17 @@ def test_an_incomplete_search_decides_no_liveness(tmp_path: Path) -> None:
 
 
 def test_the_suite_reports_liveness_like_safety(tmp_path: Path) -> None:
-    """`kafkarep suite models/liveness`: every seeded liveness bug found as expected, the holding
-    model holds; JUnit has a case per liveness property; the HTML report draws each lasso."""
-    code = main(["suite", "--quiet", "--workers", "1", "--reports", str(tmp_path), str(LIVENESS)])
+    """`kafkarep suite` on the liveness models: every seeded liveness bug found as expected, the
+    holding model holds; JUnit has a case per liveness property; the HTML report draws each
+    lasso. (`lagging_controller_retries`, the largest, is left to
+    `test_liveness_agreement.test_the_lagging_controller_model_holds_in_both_commands`.)"""
+    models = [p for p in sorted(LIVENESS.glob("*.toml")) if p.stem != "lagging_controller_retries"]
+    argv = ["suite", "--quiet", "--workers", "1", "--reports", str(tmp_path)]
+    code = main([*argv, *map(str, models)])
     assert code == 0
     junit = (tmp_path / "junit.xml").read_text()
     assert 'testcase name="acked_write_replicated"' in junit
     assert 'testcase name="leader_elected_from_elr"' in junit
     page = (tmp_path / "html" / "index.html").read_text()
-    assert page.count("lasso: ") >= len(list(LIVENESS.glob("*.toml"))) - 1
+    assert page.count("lasso: ") >= len(models) - 1
     assert "repeat forever" in page and "stays in state" in page  # a cycle and a stutter
