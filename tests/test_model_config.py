@@ -44,6 +44,10 @@ def test_good_model() -> None:
         ({"clusters": {}}, "unknown section [clusters]"),
         (variant("rules", truncation="lazy"), 'truncation must be "leader-epoch", "kip-101"'),
         (variant("rules", current_leader_epoch_in_fetch="no"), "must be true or false"),
+        (variant("rules", epochs_ahead_answer="zombie"), 'must be "not-controller" or "fenced"'),
+        (variant("rules", hwm_isr="isr"), 'hwm_isr must be "maximal" or "committed"'),
+        (variant("rules", leader_counts_diverging_fetch="yes"), "must be true or false"),
+        (variant("faults", min_isr_changes=-1), "min_isr_changes"),
     ],
 )
 def test_bad_models(raw: dict, message: str) -> None:
