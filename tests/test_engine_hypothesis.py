@@ -281,7 +281,7 @@ BUDGETS = {
     "kafka_7128_isr_join_below_leso": 20000,
     "last_known_leader_after_unclean_shutdown": 2000,
     "last_known_leader_after_unclean_shutdown_kafka_19522": 2000,
-    "make_leader_resets_pending_isr": 2000,
+    "make_leader_resets_pending_isr": 5000,
     "make_leader_resets_pending_isr_elr_off": 5000,
     "kip101_truncation_to_hwm": 1000,
     "kafka_6361_single_round_truncation": 5000,

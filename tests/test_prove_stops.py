@@ -122,7 +122,7 @@ def test_the_invariants_hold_where_the_last_known_leader_recovers() -> None:
     states, unsound = check_invariants(
         load_model(KAFKA_19522), 11, lemmas, invariants.FACTS, workers=2
     )
-    assert states == 436463
+    assert states == 437581
     assert [u.invariant for u in unsound] == ["never_recovering"]
 
 

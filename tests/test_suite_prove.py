@@ -39,12 +39,15 @@ def test_prove_verdicts_beside_check(
     out = capsys.readouterr().out
     table = out[out.index("suite summary") :]
     assert "prove" in table.splitlines()[2]  # the column's header
+    # the model column may wrap a path (".to" / "ml"): a row is found by its path's start
     rows = {line.split()[1]: line for line in table.splitlines() if "models/" in line}
-    hwm = next(v for k, v in rows.items() if k.endswith("hwm_below_min_isr.toml"))
+    hwm = next(v for k, v in rows.items() if k.startswith("models/hwm_below_min_isr"))
     assert "met: 2 violated" in hwm
-    live = next(v for k, v in rows.items() if k.endswith("elr_never_elected.toml"))
-    assert "met: 3 proved" in live
-    zk = next(v for k, v in rows.items() if k.endswith("zookeeper_unclean.toml"))
+    live = next(v for k, v in rows.items() if k.startswith("models/elr_never_elected"))
+    # under Kafka's makeLeader ("reset") both completeness proofs stop at apply_metadata, as the
+    # model's [prove] notes say
+    assert "met: 1 proved, 2 unknown" in live
+    zk = next(v for k, v in rows.items() if k.startswith("models/zookeeper_unclean"))
     assert "not encoded" in zk
 
     reports = Path("reports")
@@ -65,13 +68,16 @@ def test_prove_verdicts_beside_check(
         assert "reproduce: kafkarep replay" in text and ".prove/" in text
         assert float(case.get("time", "0")) > 0
     assert "leader_completeness.committed_log" in hwm_cases  # the check's cases are still there
-    proved = {n: c for n, c in by_model[LIVENESS.stem].items() if n.startswith("prove")}
-    assert set(proved) == {
+    live_cases = {n: c for n, c in by_model[LIVENESS.stem].items() if n.startswith("prove")}
+    assert set(live_cases) == {
         "prove:leader_completeness",
         "prove:leader_candidate_completeness",
         "prove:min_isr_commit",
     }
-    assert all(c.find("failure") is None and c.find("skipped") is None for c in proved.values())
+    assert all(c.find("failure") is None for c in live_cases.values())
+    assert live_cases["prove:min_isr_commit"].find("skipped") is None  # proved
+    noted = live_cases["prove:leader_completeness"].find("skipped")  # unknown, as noted
+    assert noted is not None and "unknown as noted" in noted.get("message", "")
     skipped = by_model[ZOOKEEPER.stem]["prove"].find("skipped")
     assert skipped is not None
     assert "prove does not encode this model" in skipped.get("message", "")
