@@ -191,9 +191,11 @@ def test_the_isr_shrinks_only_with_a_new_epoch() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", [KAFKA, DESCRIPTION], ids=["kafka", "protocol-description"])
-def test_the_invariants_hold_on_every_reachable_state(model: Path) -> None:
-    """Every invariant and history fact, the quorum argument's too, on the whole state space."""
-    states, unsound = check_invariants(load_model(model), 60, LEMMAS + QUORUM, workers=2)
+def test_the_invariants_hold_on_every_reachable_state() -> None:
+    """Every invariant and history fact, the quorum argument's too, on the whole state space of
+    Kafka's completion rule. (The protocol description's stricter rule reaches the same states;
+    its lemmas are checked to depth 12 above and proved by `suite --prove` in .ci/run, so its
+    whole-space run, 15 minutes of the nightly, is left out.)"""
+    states, unsound = check_invariants(load_model(KAFKA), 60, LEMMAS + QUORUM, workers=2)
     assert states == STATES
     assert not unsound, [u.invariant for u in unsound]
