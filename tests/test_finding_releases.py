@@ -22,6 +22,11 @@ FINDING = ROOT / "models" / "findings" / "make_leader_resets_pending_isr.toml"
 VARIANTS: dict[str, tuple[dict[str, Any], int]] = {
     "kafka 3.9, ELR on": ({"kafka_version": "3.9"}, 15),
     "kafka 4.0.0, ELR on": ({"kafka_version": "4.0.0"}, 15),
+    "kafka 3.9, ELR off": (
+        {"kafka_version": "3.9", "metadata_version": "3.9", "elr": False},
+        15,
+    ),
+    "kafka 4.0.0, ELR off": ({"kafka_version": "4.0.0", "elr": False}, 15),
     "kafka 3.6's broker, ELR off": (
         {
             "elr": False,
