@@ -104,7 +104,7 @@ def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> 
     ghost = state.ghost
     if cfg.options.elr_enabled and len(replica.view.isr) < replica.min_isr:
         ghost = _first(ghost, hwm_below_min_isr=(broker_id, len(replica.view.isr)))
-    ghost, unacked_from = _acknowledge(state, members, replica, new_hwm, ghost)
+    ghost, unacked_from = _acknowledge(members, replica, new_hwm, ghost)
     if new_hwm > ghost.true_hwm:
         values = tuple(value for _, value in replica.log[ghost.true_hwm : new_hwm])
         ghost = ghost._replace(committed=ghost.committed + values)
@@ -113,7 +113,7 @@ def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> 
 
 
 def _acknowledge(
-    state: ClusterState, members: frozenset[int], replica: Replica, new_hwm: int, ghost: Ghost
+    members: frozenset[int], replica: Replica, new_hwm: int, ghost: Ghost
 ) -> tuple[Ghost, int]:
     """Acknowledge this leader's writes below the new HWM; returns the ghost and the rest.
     Positively while the ISR the HWM is computed over is at least MinISR
