@@ -58,10 +58,6 @@ def any_broker(state: Any, broker: Any) -> bool:
 CHANGES = {
     "data plane": (hwm, "commit_offset", over_view_isr, "fetch"),
     "alter partition": (alter_partition, "_send", proposal_not_counted, "fetch"),
-    # broker events: the model's unfence step no longer asks whether the broker has caught up
-    # with the metadata (its glue changed; the guard's predicate itself is written once, and a
-    # change there reaches both sides)
-    "broker events": (lifecycle, "caught_up_with_metadata", any_broker, "unfence"),
 }
 
 
@@ -85,15 +81,25 @@ def test_a_rule_changed_on_one_side_disagrees(
     assert "encoding to update: kafkarep/symbolic/" in out
 
 
-def test_a_data_plane_guard_is_one_writing_that_prove_follows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+# Changes in what is written once: the unfence step's guard predicate, through
+# `controller.caught_up` that it reads; and its enabled condition, which no longer asks that
+# guard (`lifecycle.unfence_enabled`, which both sides call).
+ONE_WRITING = {
+    "guard predicate": (controller, "caught_up", lambda state, broker: broker.initialised),
+    "enabled condition": (lifecycle, "caught_up_with_metadata", any_broker),
+}
+
+
+@pytest.mark.parametrize("change", sorted(ONE_WRITING))
+def test_a_data_plane_condition_is_one_writing_that_prove_follows(
+    change: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The data plane's guard predicates are written once (`Encoding.check` runs the model's):
-    changed, here `unfence.caught_up_with_metadata` through `controller.caught_up` that it reads,
-    the model takes other steps and the prover takes the same ones, so they still agree."""
+    """A guard predicate and an action's enabled condition are written once: changed, the model
+    takes other steps and the prover takes the same ones, so they still agree."""
     code, before = prove(tmp_path / "before")
     assert code == 0
-    monkeypatch.setattr(controller, "caught_up", lambda state, broker: broker.initialised)
+    module, name, changed = ONE_WRITING[change]
+    monkeypatch.setattr(module, name, changed)
     code, after = prove(tmp_path / "after")
     assert after["agreement"]["disagreements"] == []
     assert after["agreement"]["steps"] != before["agreement"]["steps"]

@@ -17,7 +17,9 @@ field is read by its position). `KAFKAREP_COMPILED=0` runs the Python whatever i
 
 The rules (`kafkarep/rules`) are not compiled: the prover runs them on Z3 terms, which compiled
 code would refuse where the rules say `int`, and compiling them gains nothing measurable
-(docs/performance.md, "The compiled hot path").
+(docs/performance.md, "The compiled hot path"). The one exception is `rules/terms.py`, the
+operations every enabled condition of the model folds through (`kafkarep/model/domain.py`):
+they take any value (`Term` is `Any`), so Z3 terms pass through them compiled.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ from typing import Any, NamedTuple, get_type_hints
 PACKAGE = Path(__file__).resolve().parents[1]  # the kafkarep package these sources are in
 SUFFIX = EXTENSION_SUFFIXES[0]  # ".cpython-311-x86_64-linux-gnu.so"
 # What is compiled, under kafkarep/ (a directory: its modules); no package's __init__.py is.
-COMPILED = ("kafka/errors.py", "kafka/metadata.py", "model", "properties", "engines/kernel.py")
+COMPILED = (
+    "kafka/errors.py",
+    "kafka/metadata.py",
+    "rules/terms.py",
+    "model",
+    "properties",
+    "engines/kernel.py",
+)
 NOT_COMPILED = ("properties/model_files.py",)  # reads model files once: nothing to gain
 KEEP = 5  # builds kept in the cache (several checkouts may share it), the newest
 

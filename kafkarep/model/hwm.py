@@ -35,14 +35,13 @@ def isr_at_min_isr(
     return or_(not required, sets.size(replica.view.isr) >= min_isr)
 
 
-def hwm_members(cfg: ModelConfig, replica: Replica) -> frozenset[int]:
+def hwm_members(cfg: ModelConfig, replica: ReplicaShape) -> Any:
     """The ISR the HWM is computed over: the Maximal ISR, the committed ISR with the members a
     pending AlterPartition adds (KIP-497, `maximalIsr` in `Partition.maybeIncrementLeaderHW` at
     2.7.0), or with `hwm_isr = "committed"` the committed ISR alone, as Kafka 2.6 and older did
     (`inSyncReplicaIds`, read at 2.6.0), whose leader wrote the ISR to ZooKeeper itself and so
     never had a change pending."""
     if cfg.hwm_isr == "committed":
-        assert replica.view is not None
         return replica.view.isr
     return replica.maximal_isr
 

@@ -46,6 +46,15 @@ class ReplicaShape(Protocol):
     def followers(self) -> Sequence[Any]: ...
 
     @property
+    def maximal_isr(self) -> Any: ...
+
+    @property
+    def role(self) -> Any: ...
+
+    @property
+    def pending(self) -> Any: ...
+
+    @property
     def eligible(self) -> Sequence[Any]: ...
 
 
@@ -63,6 +72,21 @@ class BrokerShape(Protocol):
     """A broker (`state.Broker`)."""
 
     @property
+    def status(self) -> Any: ...
+
+    @property
+    def epoch(self) -> Any: ...
+
+    @property
+    def replica(self) -> Any: ...
+
+    @property
+    def fetch_response(self) -> Any: ...
+
+    @property
+    def ap_response(self) -> Any: ...
+
+    @property
     def initialised(self) -> Any: ...
 
     @property
@@ -70,10 +94,17 @@ class BrokerShape(Protocol):
 
 
 class ClusterShape(Protocol):
-    """The cluster (`state.ClusterState`): the controller's partition."""
+    """The cluster (`state.ClusterState`): the controller's partition, the brokers and the
+    budgets left."""
 
     @property
     def partition(self) -> Any: ...
+
+    @property
+    def brokers(self) -> Sequence[Any]: ...
+
+    @property
+    def budget(self) -> Any: ...
 
 
 class LogShape(Protocol):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kafkarep.kafka.errors import Error
-from kafkarep.rules.terms import Term, ite, not_, or_
+from kafkarep.rules.terms import Term, and_, ite, not_, or_
 
 REFUSED = "!"  # before a guard's name in the switched-off set: the guard always refuses
 
@@ -58,6 +58,17 @@ def guard(area: str, error: Error | None = None) -> Callable[[Callable[..., Term
         return Guard(area, check.__name__, error, check, doc, f"{area}.{check.__name__}")
 
     return make
+
+
+def all_pass(guards: tuple[Guard, ...], disabled: frozenset[str], *args: Any) -> Term:
+    """Every guard passes, in any domain: asked in order, a guard that refuses for certain ends
+    the check (the later ones are not asked, as in Kafka)."""
+    passes: Term = True
+    for entry in guards:
+        passes = and_(passes, entry.passes(disabled, *args))
+        if passes is False:
+            return False
+    return passes
 
 
 def first_failure(guards: tuple[Guard, ...], disabled: frozenset[str], *args: Any) -> Guard | None:

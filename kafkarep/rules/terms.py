@@ -66,28 +66,35 @@ def const(x: Term) -> bool:
 
 def and_(*xs: Term) -> Term:
     # `x is True` is `isinstance(x, bool) and x`, at a fraction of the cost: these run for
-    # every condition the rules and the invariants evaluate on Python values
-    out = []
+    # every condition the rules, the model and the invariants evaluate on Python values, where
+    # every x is a bool and no list is made
+    out: list[Term] | None = None
     for x in xs:
         if x is True:
             continue
         if x is False:
             return False
-        out.append(x)
-    if not out:
+        if out is None:
+            out = [x]
+        else:
+            out.append(x)
+    if out is None:
         return True
     return out[0] if len(out) == 1 else z3.And(out)
 
 
 def or_(*xs: Term) -> Term:
-    out = []
+    out: list[Term] | None = None
     for x in xs:
         if x is False:
             continue
         if x is True:
             return True
-        out.append(x)
-    if not out:
+        if out is None:
+            out = [x]
+        else:
+            out.append(x)
+    if out is None:
         return False
     return out[0] if len(out) == 1 else z3.Or(out)
 

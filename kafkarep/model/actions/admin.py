@@ -12,19 +12,11 @@ from typing import Any
 from kafkarep.model import controller
 from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_changed
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import CONCRETE, Domain
+from kafkarep.model.shapes import ClusterShape
 from kafkarep.model.state import ClusterState
-from kafkarep.rules import AlterReassignmentRequest, Changed, Election, ElectLeadersRequest, Outcome
-
-
-def _request(action: Action) -> tuple[Callable[..., Outcome], Any]:
-    if action.name == "reassign":
-        return controller.alter_reassignment, AlterReassignmentRequest(action.arg)  # type: ignore[arg-type]
-    if action.name == "cancel_reassignment":
-        return controller.alter_reassignment, AlterReassignmentRequest(None)
-    if action.name == "elect_preferred":
-        return controller.elect_leaders, ElectLeadersRequest(Election.PREFERRED)
-    return controller.elect_leaders, ElectLeadersRequest(Election.UNCLEAN)
-
+from kafkarep.rules import AlterReassignmentRequest, Election, ElectLeadersRequest
+from kafkarep.rules.terms import Term, and_
 
 BUDGETS = {
     "reassign": "reassignments",
@@ -34,24 +26,44 @@ BUDGETS = {
 }
 
 
+def request(name: str, target: Any) -> tuple[str, Any]:
+    """The controller rule (by its name in `kafkarep.rules`) and the request of an action."""
+    if name == "reassign":
+        return "alter_reassignment", AlterReassignmentRequest(target)
+    if name == "cancel_reassignment":
+        return "alter_reassignment", AlterReassignmentRequest(None)
+    if name == "elect_preferred":
+        return "elect_leaders", ElectLeadersRequest(Election.PREFERRED)
+    return "elect_leaders", ElectLeadersRequest(Election.UNCLEAN)
+
+
+def admin_enabled(d: Domain, cfg: ModelConfig, state: ClusterShape, name: str, target: Any) -> Term:
+    """An administrator's request that the controller turns into a change record (a rejected or
+    empty one changes nothing), while the model's budget of it lasts."""
+    ok = getattr(state.budget, BUDGETS[name]) > 0
+    if ok is False:
+        return False
+    return and_(ok, d.commits(cfg, state, *request(name, target)))
+
+
 def _actions(name: str) -> Callable[[ModelConfig, ClusterState], Iterator[Action]]:
     def actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         if getattr(state.budget, BUDGETS[name]) == 0:
             return
-        args: tuple[Any, ...] = cfg.targets if name == "reassign" else (None,)
-        for arg in args:
-            action = Action(name, CONTROLLER, arg)
-            rule, request = _request(action)
-            if isinstance(rule(controller.metadata(state, cfg), request), Changed):
-                yield action
+        targets: tuple[Any, ...] = cfg.targets if name == "reassign" else (None,)
+        for target in targets:
+            if admin_enabled(CONCRETE, cfg, state, name, target):
+                yield Action(name, CONTROLLER, target)
 
     return actions
 
 
 def apply(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    rule, request = _request(action)
+    rule, made = request(action.name, action.arg)
     state = state._replace(budget=state.budget.spend(BUDGETS[action.name]))
-    return controller.commit(cfg, state, rule(controller.metadata(state, cfg), request))
+    return controller.commit(
+        cfg, state, getattr(controller, rule)(controller.metadata(state, cfg), made)
+    )
 
 
 FAMILIES = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import combinations
+from typing import Any
 
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import LeaderRecoveryState
@@ -18,39 +19,40 @@ from kafkarep.model import controller
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import CONCRETE, Domain, leads, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import hwm_members, maybe_advance_hwm, waits_for_caught_up_follower
 from kafkarep.model.metadata_cache import (
     alive_in_leader_metadata,
     broker_epoch_in_leader_metadata,
 )
-from kafkarep.model.shapes import ReplicaShape
+from kafkarep.model.shapes import ClusterShape, ReplicaShape
 from kafkarep.model.state import (
     RUNNING,
     AlterPartitionResponse,
     ClusterState,
     PendingAlterPartition,
-    Replica,
     Role,
 )
 from kafkarep.rules import AlterPartitionRequest, Changed, Rejected, outcome
 from kafkarep.rules.alter_partition import NO_EPOCH_CHECK
-from kafkarep.rules.guards import Guard, guard
-from kafkarep.rules.terms import Term
+from kafkarep.rules.guards import Guard, all_pass, guard
+from kafkarep.rules.terms import Term, and_, implies, not_
 
 
-def _idle_leader(state: ClusterState, broker_id: int) -> Replica | None:
+def idle_leader(d: Domain, state: ClusterShape, broker_id: int) -> Term:
     """A running leader with no AlterPartition of its own in flight (one at a time, as Kafka's
     AlterPartitionManager sends them)."""
-    replica = state.running_leader(broker_id)
-    if (
-        replica is None
-        or replica.pending is not None
-        or state.broker(broker_id).ap_response is not None
-        or state.controller.ap_requests[broker_id - 1] is not None
-    ):
-        return None
-    return replica
+    broker = state.brokers[broker_id - 1]
+    up = leads(d, broker)
+    if up is False:
+        return False
+    return and_(
+        up,
+        not_(d.pending(broker.replica)),
+        not_(d.present(broker.ap_response)),
+        not_(d.present(d.ap_request(state, broker_id))),
+    )
 
 
 # --- the ISR join, decided while the leader handles a fetch (Partition.maybeExpandIsr, 4.1.0) ---
@@ -84,26 +86,29 @@ def isr_join_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
     return ISR_JOIN_ZOOKEEPER if cfg.options.controller == "zookeeper" else ISR_JOIN
 
 
-def joins(cfg: ModelConfig, state: ClusterState, broker_id: int, follower: int) -> bool:
+def joins(d: Domain, cfg: ModelConfig, state: ClusterShape, broker_id: int, follower: int) -> Term:
     """Whether the leader, handling a fetch from `follower` now, proposes it for the ISR: it has
     no proposal in flight, and the follower is a replica outside the ISR that passes every
     check. A leader elected uncleanly expands at once: it counts itself RECOVERED from the
     moment it leads (`metadata._as_leader`)."""
-    replica = _idle_leader(state, broker_id)
-    if replica is None or replica.view is None:
+    idle = idle_leader(d, state, broker_id)
+    replica = state.brokers[broker_id - 1].replica
+    idle = idle if idle is False else and_(idle, d.present(replica.view))
+    if idle is False:
         return False
     view = replica.view
-    if follower not in view.replicas or follower in view.isr:
+    outside = and_(idle, d.has(view.replicas, follower), not_(d.has(view.isr, follower)))
+    if outside is False:
         return False
-    disabled = cfg.options.disabled_guards
-    return all(join.passes(disabled, replica, follower) for join in isr_join_guards(cfg))
+    checks = all_pass(isr_join_guards(cfg), cfg.options.disabled_guards, replica, follower)
+    return and_(outside, checks)
 
 
 def maybe_expand(
     cfg: ModelConfig, state: ClusterState, broker_id: int, follower: int
 ) -> ClusterState:
     """The ISR expansion of a fetch: the leader proposes the ISR with the follower added."""
-    if not joins(cfg, state, broker_id, follower):
+    if not joins(CONCRETE, cfg, state, broker_id, follower):
         return state
     replica = state.broker(broker_id).replica
     assert replica is not None and replica.view is not None
@@ -119,22 +124,44 @@ def follower_out_of_sync(replica: ReplicaShape, follower: int) -> Term:
     return replica.followers[follower - 1].leo < replica.leo
 
 
+def shrink_enabled(
+    d: Domain, cfg: ModelConfig, state: ClusterShape, broker_id: int, dropped: Any
+) -> Term:
+    """A leader with no proposal in flight drops a non-empty set of its other ISR members, each
+    out of sync, while the model's budget of shrinks lasts."""
+    ok = and_(state.budget.isr_shrinks > 0, idle_leader(d, state, broker_id))
+    replica = state.brokers[broker_id - 1].replica
+    ok = ok if ok is False else and_(ok, d.present(replica.view))
+    if ok is False:
+        return False
+    ok = and_(
+        ok,
+        not_(d.is_empty(dropped)),
+        d.subset(dropped, d.minus(replica.view.isr, d.single(broker_id))),
+    )
+    disabled = cfg.options.disabled_guards
+    for other in cfg.broker_ids:
+        dropping = False if other == broker_id else d.has(dropped, other)
+        if dropping is not False:  # asked only of a follower it may drop
+            out_of_sync = follower_out_of_sync.passes(disabled, replica, other)
+            ok = and_(ok, implies(dropping, out_of_sync))
+        if ok is False:
+            return False
+    return ok
+
+
 def shrink_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.isr_shrinks == 0:
         return
-    disabled = cfg.options.disabled_guards
     for broker_id in cfg.broker_ids:
-        replica = _idle_leader(state, broker_id)
-        if replica is None or replica.view is None:
+        replica = state.broker(broker_id).replica
+        if not idle_leader(CONCRETE, state, broker_id) or replica is None or replica.view is None:
             continue
-        others = [
-            b
-            for b in sorted(replica.view.isr - {broker_id})
-            if follower_out_of_sync.passes(disabled, replica, b)
-        ]
+        others = sorted(replica.view.isr - {broker_id})
         for size in range(1, len(others) + 1):
-            for dropped in combinations(others, size):
-                yield Action("shrink_isr", broker_id, frozenset(dropped))
+            for dropped in map(frozenset, combinations(others, size)):
+                if shrink_enabled(CONCRETE, cfg, state, broker_id, dropped):
+                    yield Action("shrink_isr", broker_id, dropped)
 
 
 def shrink(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
@@ -160,25 +187,40 @@ def shrink(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
 # --- the lag timer -----------------------------------------------------------------------------
 
 
-def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+def lag_enabled(
+    d: Domain, cfg: ModelConfig, state: ClusterShape, broker_id: int, follower: int
+) -> Term:
     """replica.lag.time.max.ms passes since a follower outside the Maximal ISR last caught up,
     while it is behind: the HWM no longer waits for it. Only where that is read (a follower the
     HWM waits for, `hwm.waits_for_caught_up_follower`); for ISR members a shrink fires it. No
     budget: time passing is not a fault."""
+    broker = state.brokers[broker_id - 1]
+    ok = leads(d, broker)
+    replica = broker.replica
+    ok = ok if ok is False else and_(ok, d.present(replica.view))
+    if ok is False:
+        return False
+    return and_(
+        ok,
+        d.has(replica.view.replicas, follower),
+        not_(d.has(hwm_members(cfg, replica), follower)),
+        replica.followers[follower - 1].leo < replica.leo,
+        waits_for_caught_up_follower.check(cfg, replica, follower),
+    )
+
+
+def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if cfg.hwm_waits_for_caught_up_followers == "none":
         return
     for broker_id in cfg.broker_ids:
         replica = state.running_leader(broker_id)
         if replica is None or replica.view is None:
             continue
-        members = hwm_members(cfg, replica)
         for follower in replica.view.replicas:
-            view = replica.followers[follower - 1] if follower != broker_id else None
             if (
-                view is not None
-                and follower not in members
-                and view.leo < replica.leo
-                and waits_for_caught_up_follower.check(cfg, replica, follower)
+                follower != broker_id
+                and replica.followers[follower - 1].leo < replica.leo
+                and lag_enabled(CONCRETE, cfg, state, broker_id, follower)
             ):
                 yield Action("replica_lag", broker_id, follower)
 
@@ -228,9 +270,14 @@ def _send(
 # --- the controller handles it -----------------------------------------------------------------
 
 
+def handle_enabled(d: Domain, state: ClusterShape, broker_id: int) -> Term:
+    """The controller has the broker's AlterPartition request to handle."""
+    return d.present(d.ap_request(state, broker_id))
+
+
 def handle_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        if state.controller.ap_requests[broker_id - 1] is not None:
+    for broker_id, request in enumerate(state.controller.ap_requests, 1):
+        if request is not None and handle_enabled(CONCRETE, state, broker_id):
             yield Action("handle_alter_partition", CONTROLLER, broker_id)
 
 
@@ -270,9 +317,15 @@ def handle(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
 # --- the leader handles the response -----------------------------------------------------------
 
 
+def response_enabled(d: Domain, state: ClusterShape, broker_id: int) -> Term:
+    """The controller's answer has reached the running broker."""
+    broker = state.brokers[broker_id - 1]
+    return and_(running(broker), d.present(broker.ap_response))
+
+
 def response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     for broker_id, broker in enumerate(state.brokers, 1):
-        if broker.status in RUNNING and broker.ap_response is not None:
+        if broker.ap_response is not None and response_enabled(CONCRETE, state, broker_id):
             yield Action("alter_partition_response", broker_id)
 
 

@@ -10,20 +10,21 @@ the leader would refuse (stale or unknown leader epoch) changes nothing, so it i
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kafkarep.kafka.releases import behaviour
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.alter_partition import joins, maybe_expand
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import CONCRETE, Domain, follows, leads, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.logs import answer, truncate_to, truncated
 from kafkarep.model.metadata_cache import alive_epoch
-from kafkarep.model.shapes import ReplicaShape, ResponseShape
+from kafkarep.model.shapes import BrokerShape, ClusterShape, ReplicaShape, ResponseShape
 from kafkarep.model.state import (
     RUNNING,
-    Broker,
     ClusterState,
     DelayedFetch,
     FetchResponse,
@@ -32,24 +33,30 @@ from kafkarep.model.state import (
     Role,
 )
 from kafkarep.rules.guards import Guard, guard
-from kafkarep.rules.terms import Term, eq
+from kafkarep.rules.terms import Term, and_, eq, not_, or_
 
 # --- produce ---------------------------------------------------------------------------------
+
+
+def produce_enabled(d: Domain, cfg: ModelConfig, state: ClusterShape, broker_id: int) -> Term:
+    """A leader appends a producer's write while the model has records left to write. Kafka
+    refuses acks=all writes while the ISR is below MinISR (NotEnoughReplicas, §2.6); acks=1
+    writes it appends whatever the ISR (`Partition.appendRecordsToLeader`)."""
+    broker = state.brokers[broker_id - 1]
+    ok = and_(state.budget.records > 0, leads(d, broker))
+    replica = broker.replica
+    ok = ok if ok is False else and_(ok, d.present(replica.view))
+    if ok is False or cfg.acks != "all":
+        return ok
+    return and_(ok, d.size(replica.view.isr) >= d.min_isr(replica))
 
 
 def produce_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.records == 0:
         return
-    acks_all = cfg.acks == "all"
     for broker_id in cfg.broker_ids:
-        replica = state.running_leader(broker_id)
-        # Kafka refuses acks=all writes while the ISR is below MinISR (NotEnoughReplicas, §2.6);
-        # acks=1 writes it appends whatever the ISR (`Partition.appendRecordsToLeader`).
-        if (
-            replica is not None
-            and replica.view is not None
-            and (not acks_all or len(replica.view.isr) >= replica.min_isr)
-        ):
+        leader = state.running_leader(broker_id)
+        if leader is not None and produce_enabled(CONCRETE, cfg, state, broker_id):
             yield Action("produce", broker_id)
 
 
@@ -72,49 +79,64 @@ def produce(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
 # --- fetch -----------------------------------------------------------------------------------
 
 
+def fetch_enabled(
+    d: Domain, cfg: ModelConfig, state: ClusterShape, follower_id: int, leader_id: int
+) -> Term:
+    """A running follower with no response in flight fetches from the leader its view names,
+    which serves it: a running leader in the follower's leader epoch (KIP-320, unless the model
+    predates it) that has it as a replica. A fetch that could change nothing is left out: the
+    same log and HWM, the leader already knowing it, and no ISR join to propose."""
+    follower = state.brokers[follower_id - 1]
+    ok = and_(follows(d, follower), not_(d.present(follower.fetch_response)))
+    replica = follower.replica
+    ok = ok if ok is False else and_(ok, d.present(replica.view))
+    ok = ok if ok is False else and_(ok, eq(replica.view.leader, leader_id))
+    leader = state.brokers[leader_id - 1]
+    ok = ok if ok is False else and_(ok, leads(d, leader))
+    ok = ok if ok is False else and_(ok, d.present(leader.replica.view))
+    if ok is False:
+        return False
+    view = leader.replica.view
+    ok = and_(ok, _same_leader_epoch(cfg, view, replica.view), d.has(view.replicas, follower_id))
+    if ok is False:
+        return False
+    changes = not_(_converged(d, leader.replica, replica, follower, follower_id))
+    if changes is True:
+        return ok
+    return and_(ok, or_(changes, joins(d, cfg, state, leader_id, follower_id)))
+
+
 def fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     for broker_id, broker in enumerate(state.brokers, 1):
         replica = broker.replica
-        if (
-            broker.status not in RUNNING
+        if (  # first, conjuncts of `fetch_enabled` on the model's own types (domain.py)
+            broker.fetch_response is not None
             or replica is None
             or replica.role != Role.FOLLOWER
-            or broker.fetch_response is not None
+            or replica.view is None
         ):
             continue
-        assert replica.view is not None
-        leader = state.running_leader(replica.view.leader)
-        if (
-            leader is None
-            or leader.view is None
-            or not _same_leader_epoch(cfg, leader, replica)
-            or broker_id not in leader.view.replicas
-            or (
-                _converged(leader, replica, broker, broker_id)
-                and not joins(cfg, state, replica.view.leader, broker_id)
-            )
-        ):
-            continue
-        yield Action("fetch", broker_id)
+        if fetch_enabled(CONCRETE, cfg, state, broker_id, replica.view.leader):
+            yield Action("fetch", broker_id)
 
 
-def _same_leader_epoch(cfg: ModelConfig, leader: Replica, follower: Replica) -> bool:
+def _same_leader_epoch(cfg: ModelConfig, leader: Any, follower: Any) -> Term:
     """KIP-320 (Kafka 2.1): a fetch carries the follower's current leader epoch and the leader
     serves only its own (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH). Before it, a leader served
-    any follower that fetched from it."""
-    assert leader.view is not None and follower.view is not None
+    any follower that fetched from it. (The leader's and the follower's views.)"""
     if not cfg.current_leader_epoch_in_fetch:
         return True
-    return leader.view.leader_epoch == follower.view.leader_epoch
+    return eq(leader.leader_epoch, follower.leader_epoch)
 
 
-def _converged(leader: Replica, follower: Replica, broker: Broker, broker_id: int) -> bool:
-    """Nothing a fetch could change: same log and HWM, and the leader already knows it (unless
-    the fetch would have the leader propose the follower for the ISR)."""
-    return (
-        follower.log == leader.log
-        and follower.hwm == leader.hwm
-        and leader.followers[broker_id - 1] == FollowerView(follower.leo, broker.epoch, True, True)
+def _converged(
+    d: Domain, leader: ReplicaShape, follower: ReplicaShape, broker: BrokerShape, broker_id: int
+) -> Term:
+    """Nothing a fetch could change: same log and HWM, and the leader already knows it."""
+    return and_(
+        d.same_log(follower, leader),
+        eq(follower.hwm, leader.hwm),
+        d.knows(leader, broker_id, follower.leo, broker.epoch),
     )
 
 
@@ -357,9 +379,15 @@ def response_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
     return (fetch_offset_matches,)
 
 
+def fetch_response_enabled(d: Domain, state: ClusterShape, broker_id: int) -> Term:
+    """A response has reached the running follower."""
+    broker = state.brokers[broker_id - 1]
+    return and_(running(broker), d.present(broker.fetch_response))
+
+
 def fetch_response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     for broker_id, broker in enumerate(state.brokers, 1):
-        if broker.status in RUNNING and broker.fetch_response is not None:
+        if broker.fetch_response is not None and fetch_response_enabled(CONCRETE, state, broker_id):
             yield Action("fetch_response", broker_id)
 
 

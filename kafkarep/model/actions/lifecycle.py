@@ -18,6 +18,7 @@ from kafkarep.model import controller
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_changed
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import CONCRETE, Domain, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import nack_unacked
 from kafkarep.model.shapes import BrokerShape, ClusterShape
@@ -29,7 +30,7 @@ from kafkarep.rules import (
     UnfenceBroker,
 )
 from kafkarep.rules.guards import guard
-from kafkarep.rules.terms import Term
+from kafkarep.rules.terms import Term, and_, eq, ne, not_
 
 
 def _registration_fenced(state: ClusterState, broker_id: int) -> bool:
@@ -44,11 +45,22 @@ def _fence(cfg: ModelConfig, state: ClusterState, broker_id: int) -> ClusterStat
 # --- fence / unfence ---------------------------------------------------------------------------
 
 
+def fence_enabled(d: Domain, state: ClusterShape, broker_id: int) -> Term:
+    """The controller fences a running broker it has not fenced (a missed heartbeat), while
+    the model's budget of fences lasts."""
+    registration = d.broker_registration(state, broker_id)
+    return and_(
+        state.budget.fences > 0,
+        running(state.brokers[broker_id - 1]),
+        not_(registration.fenced),
+    )
+
+
 def fence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.fences == 0:
         return
     for broker_id in cfg.broker_ids:
-        if state.broker(broker_id).status in RUNNING and not _registration_fenced(state, broker_id):
+        if fence_enabled(CONCRETE, state, broker_id):
             yield Action("fence", CONTROLLER, broker_id)
 
 
@@ -67,13 +79,22 @@ def caught_up_with_metadata(state: ClusterShape, broker: BrokerShape) -> Term:
     return controller.caught_up(state, broker)
 
 
+def unfence_enabled(d: Domain, cfg: ModelConfig, state: ClusterShape, broker_id: int) -> Term:
+    """A fenced broker whose process runs (not shutting down) heartbeats its way back."""
+    broker = state.brokers[broker_id - 1]
+    return and_(
+        eq(broker.status, Status.RUNNING),
+        d.broker_registration(state, broker_id).fenced,
+        caught_up_with_metadata.passes(cfg.options.disabled_guards, state, broker),
+    )
+
+
 def unfence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    disabled = cfg.options.disabled_guards
     for broker_id, broker in enumerate(state.brokers, 1):
         if (
             broker.status == Status.RUNNING
-            and _registration_fenced(state, broker_id)
-            and caught_up_with_metadata.passes(disabled, state, broker)
+            and state.controller.brokers.get(broker_id).fenced
+            and unfence_enabled(CONCRETE, cfg, state, broker_id)
         ):
             yield Action("unfence", CONTROLLER, broker_id)
 
@@ -87,13 +108,21 @@ def unfence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
 # --- controlled shutdown -----------------------------------------------------------------------
 
 
+def controlled_shutdown_enabled(d: Domain, state: ClusterShape, broker_id: int) -> Term:
+    """A running, active broker starts a controlled shutdown, while the model's budget of
+    clean shutdowns lasts."""
+    return and_(
+        state.budget.clean_shutdowns > 0,
+        eq(state.brokers[broker_id - 1].status, Status.RUNNING),
+        d.broker_registration(state, broker_id).active,
+    )
+
+
 def controlled_shutdown_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
     if state.budget.clean_shutdowns == 0:
         return
     for broker_id in cfg.broker_ids:
-        if state.broker(broker_id).status == Status.RUNNING and state.controller.brokers.is_active(
-            broker_id
-        ):
+        if controlled_shutdown_enabled(CONCRETE, state, broker_id):
             yield Action("controlled_shutdown", broker_id)
 
 
@@ -109,12 +138,17 @@ def controlled_shutdown(cfg: ModelConfig, state: ClusterState, action: Action) -
     return state.with_broker(action.actor, broker._replace(status=Status.SHUTTING_DOWN))
 
 
+def shutdown_complete_enabled(state: ClusterShape, broker_id: int) -> Term:
+    """A broker in controlled shutdown stops once the controller has moved its leadership."""
+    return and_(
+        eq(state.brokers[broker_id - 1].status, Status.SHUTTING_DOWN),
+        ne(state.partition.leader, broker_id),
+    )
+
+
 def shutdown_complete_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        if (
-            state.broker(broker_id).status == Status.SHUTTING_DOWN
-            and state.partition.leader != broker_id
-        ):
+    for broker_id, broker in enumerate(state.brokers, 1):
+        if broker.status == Status.SHUTTING_DOWN and shutdown_complete_enabled(state, broker_id):
             yield Action("shutdown_complete", broker_id)
 
 
@@ -141,12 +175,18 @@ def stop(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
 # --- unclean shutdown and restart --------------------------------------------------------------
 
 
+def shutdown_enabled(state: ClusterShape, broker_id: int, budget: str) -> Term:
+    """A running broker stops without the controller's leave (`stop`, `crash`, `crash_lossy`),
+    while the model's budget of that fault lasts."""
+    return and_(getattr(state.budget, budget) > 0, running(state.brokers[broker_id - 1]))
+
+
 def _shutdown_actions(name: str, budget: str) -> object:
     def actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         if getattr(state.budget, budget) == 0:
             return
         for broker_id in cfg.broker_ids:
-            if state.broker(broker_id).status in RUNNING:
+            if shutdown_enabled(state, broker_id, budget):
                 yield Action(name, broker_id)
 
     return actions
@@ -219,9 +259,14 @@ def _can_go_offline(cfg: ModelConfig) -> bool:
     return stops + b.unclean_shutdowns + b.lossy_unclean_shutdowns > 0
 
 
+def restart_enabled(state: ClusterShape, broker_id: int) -> Term:
+    """An offline broker starts again."""
+    return not_(running(state.brokers[broker_id - 1]))
+
+
 def restart_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    for broker_id in cfg.broker_ids:
-        if state.broker(broker_id).status not in RUNNING:
+    for broker_id, broker in enumerate(state.brokers, 1):
+        if broker.status not in RUNNING and restart_enabled(state, broker_id):
             yield Action("restart", broker_id)
 
 

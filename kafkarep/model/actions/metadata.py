@@ -10,16 +10,19 @@ longer a replica (§4.3).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact, eligibility_now
+from kafkarep.model.domain import CONCRETE, Domain, leads, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm, nack_unacked
 from kafkarep.model.logs import truncated
 from kafkarep.model.metadata_cache import Eligibility
+from kafkarep.model.shapes import ClusterShape
 from kafkarep.model.state import (
     RUNNING,
     UNKNOWN,
@@ -30,20 +33,31 @@ from kafkarep.model.state import (
     Role,
 )
 from kafkarep.rules.guards import guard
+from kafkarep.rules.terms import Term, and_, eq, ite, not_
 
 CAUGHT_UP = UNKNOWN._replace(caught_up=True)
 
 
+def apply_enabled(state: ClusterShape, broker_id: int, partition_epoch: Any) -> Term:
+    """A running broker applies the records of the metadata log up to any later one at once. A
+    restarted broker first catches up with the whole log before its replicas act (KRaft's
+    BrokerServer waits for the initial catch-up), so it jumps to the end."""
+    broker = state.brokers[broker_id - 1]
+    latest = state.partition.partition_epoch
+    first = ite(broker.initialised, broker.applied_epoch + 1, latest)
+    return and_(running(broker), first <= partition_epoch, partition_epoch <= latest)
+
+
 def apply_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    end = len(state.controller.log) - 1
+    retained = state.controller.log
     for broker_id, broker in enumerate(state.brokers, 1):
         if broker.status not in RUNNING:
             continue
-        # A restarted broker first catches up with the metadata log before its replicas act
-        # (KRaft's BrokerServer waits for the initial catch-up), so it jumps to the end.
-        first = state.controller.position(broker.applied_epoch) + 1 if broker.initialised else end
-        for offset in range(first, end + 1):
-            yield Action("apply_metadata", broker_id, offset)
+        for offset, record in enumerate(retained):
+            if (  # first, a conjunct of `apply_enabled` on the model's own types (domain.py)
+                not broker.initialised or record.partition_epoch > broker.applied_epoch
+            ) and apply_enabled(state, broker_id, record.partition_epoch):
+                yield Action("apply_metadata", broker_id, offset)
 
 
 def apply_metadata(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
@@ -271,13 +285,29 @@ def caught_up_leaders(state: ClusterState) -> Iterator[tuple[int, Replica]]:
             yield broker_id, replica
 
 
-def apply_registrations_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
-    """A leader caught up with the last partition snapshot may apply the broker registration
+def apply_registrations_enabled(
+    d: Domain, cfg: ModelConfig, state: ClusterShape, broker_id: int
+) -> Term:
+    """A leader caught up with the last partition record may apply the broker registration
     records committed since (fencing, unfencing, registration, controlled shutdown), which its
     ISR checks read (metadata_cache.py). Only a leader: a follower's cache is read only once it
-    leads, and becoming leader means applying a newer snapshot, which replaces it."""
-    for broker_id, replica in caught_up_leaders(state):
-        if replica.eligible != eligibility_now(cfg, state.controller.brokers):
+    leads, and becoming leader means applying a newer record, which replaces it."""
+    broker = state.brokers[broker_id - 1]
+    ok = and_(
+        broker.initialised,
+        eq(broker.applied_epoch, state.partition.partition_epoch),
+        leads(d, broker),
+    )
+    if ok is False:
+        return False
+    return and_(
+        ok, not_(d.same_eligibility(broker.replica.eligible, d.eligibility_now(cfg, state)))
+    )
+
+
+def apply_registrations_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    for broker_id, _ in caught_up_leaders(state):
+        if apply_registrations_enabled(CONCRETE, cfg, state, broker_id):
             yield Action("apply_registrations", broker_id)
 
 

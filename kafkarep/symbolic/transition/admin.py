@@ -5,39 +5,31 @@ from __future__ import annotations
 from typing import Any
 
 from kafkarep import rules
-from kafkarep.model.actions.admin import BUDGETS
+from kafkarep.model.actions.admin import BUDGETS, admin_enabled, request
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.rules import AlterReassignmentRequest, Election, ElectLeadersRequest
-from kafkarep.symbolic.domain import Outcome, decided
+from kafkarep.symbolic.domain import decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_
+from kafkarep.symbolic.ops import Term
 from kafkarep.symbolic.state import ClusterState
-from kafkarep.symbolic.transition.cluster import spend
+from kafkarep.symbolic.transition.cluster import Cluster, spend
 from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.instance import Build, Instance
 
 
 def admin(enc: Encoding, name: str) -> list[Instance]:
     budget = BUDGETS[name]
-    cfg = enc.cfg
-
-    def outcome(sym: ClusterState, target: tuple[int, ...] | None) -> Outcome:
-        m = metadata(enc, sym)
-        if name in ("reassign", "cancel_reassignment"):
-            return decided(rules.alter_reassignment(m, AlterReassignmentRequest(target)))
-        election = Election.PREFERRED if name == "elect_preferred" else Election.UNCLEAN
-        return decided(rules.elect_leaders(m, ElectLeadersRequest(election)))
-
+    d = Cluster(enc)
     out = []
-    targets: tuple[Any, ...] = cfg.targets if name == "reassign" else (None,)
+    targets: tuple[Any, ...] = enc.cfg.targets if name == "reassign" else (None,)
     for target in targets:
+        rule, made = request(name, target)
 
         def guard(sym: ClusterState, _: Term, target: Any = target) -> Term:
-            return and_(getattr(sym.budget, budget) > 0, outcome(sym, target).changed)
+            return admin_enabled(d, enc.cfg, sym, name, target)
 
-        def update(sym: ClusterState, _: Term, target: Any = target) -> ClusterState:
+        def update(sym: ClusterState, _: Term, rule: str = rule, made: Any = made) -> ClusterState:
             sym = spend(sym, budget)
-            return commit(enc, sym, outcome(sym, target))
+            return commit(enc, sym, decided(getattr(rules, rule)(metadata(enc, sym), made)))
 
         out.append(Instance(name, CONTROLLER, target, None, guard, update))
     return out

@@ -7,14 +7,16 @@ from kafkarep import rules
 from kafkarep.kafka.errors import Error
 from kafkarep.model.actions.alter_partition import (
     ROLL_BACK,
-    follower_out_of_sync,
-    isr_join_guards,
+    handle_enabled,
+    joins,
+    lag_enabled,
+    response_enabled,
+    shrink_enabled,
 )
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.model.hwm import waits_for_caught_up_follower
 from kafkarep.symbolic.domain import AlterPartition, decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
+from kafkarep.symbolic.ops import Term, and_, eq, ite, ne, not_, or_
 from kafkarep.symbolic.state import (
     ERROR,
     LEADER,
@@ -24,7 +26,7 @@ from kafkarep.symbolic.state import (
     running,
 )
 from kafkarep.symbolic.transition.cluster import (
-    leader_replica,
+    Cluster,
     spend,
     with_ap_request,
     with_broker,
@@ -33,17 +35,6 @@ from kafkarep.symbolic.transition.cluster import (
 from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
-
-
-def idle_leader(sym: ClusterState, broker: int) -> Term:
-    b = sym.brokers[broker - 1]
-    r = b.replica
-    return and_(
-        leader_replica(b),
-        not_(r.pending),
-        not_(b.ap_response.present),
-        not_(sym.ap_requests[broker - 1].present),
-    )
 
 
 def send(
@@ -73,47 +64,20 @@ def send(
     return with_ap_request(with_replica(sym, broker, r), broker, request)
 
 
-def joins(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> Term:
-    """model/actions/alter_partition.py: `joins`."""
-    s = enc.sets
-    r = sym.brokers[broker - 1].replica
-    return and_(
-        idle_leader(sym, broker),
-        r.view.present,
-        s.has(r.view.replicas, follower),
-        not_(s.has(r.view.isr, follower)),
-        *(enc.check(g, r, follower) for g in isr_join_guards(enc.cfg)),
-    )
-
-
 def maybe_expand(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> ClusterState:
     """model/actions/alter_partition.py: `maybe_expand`."""
     s = enc.sets
     view = sym.brokers[broker - 1].replica.view
     expanded = send(enc, sym, broker, s.union(view.isr, s.bit(follower)), view.recovering)
-    return enc.merge(joins(enc, sym, broker, follower), expanded, sym)
+    return enc.merge(joins(Cluster(enc), enc.cfg, sym, broker, follower), expanded, sym)
 
 
 def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
     s = enc.sets
+    d = Cluster(enc)
 
     def guard(sym: ClusterState, dropped: Term) -> Term:
-        r = sym.brokers[broker - 1].replica
-        return and_(
-            sym.budget.isr_shrinks > 0,
-            idle_leader(sym, broker),
-            r.view.present,
-            not_(s.empty(dropped)),
-            s.subset(dropped, s.minus(r.view.isr, s.bit(broker))),
-            *(
-                implies(
-                    s.has(dropped, m),
-                    enc.check(follower_out_of_sync, r, m),
-                )
-                for m in range(1, enc.n + 1)
-                if m != broker
-            ),
-        )
+        return shrink_enabled(d, enc.cfg, sym, broker, dropped)
 
     def update(sym: ClusterState, dropped: Term) -> ClusterState:
         r = sym.brokers[broker - 1].replica
@@ -130,24 +94,14 @@ def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
-    s = enc.sets
+    d = Cluster(enc)
     out = []
     for follower in range(1, enc.n + 1):
         if follower == broker:
             continue
 
         def guard(sym: ClusterState, _: Term, follower: int = follower) -> Term:
-            b = sym.brokers[broker - 1]
-            r = b.replica
-            f = r.followers[follower - 1]
-            return and_(
-                leader_replica(b),
-                r.view.present,
-                s.has(r.view.replicas, follower),
-                not_(s.has(r.maximal_isr, follower)),
-                f.leo < r.leo,
-                waits_for_caught_up_follower.check(enc.cfg, r, follower),
-            )
+            return lag_enabled(d, enc.cfg, sym, broker, follower)
 
         def update(sym: ClusterState, _: Term, follower: int = follower) -> ClusterState:
             r = sym.brokers[broker - 1].replica
@@ -160,8 +114,10 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
+    d = Cluster(enc)
+
     def guard(sym: ClusterState, _: Term) -> Term:
-        return sym.ap_requests[broker - 1].present
+        return handle_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         q = sym.ap_requests[broker - 1]
@@ -196,11 +152,11 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
 
 def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
     s = enc.sets
+    d = Cluster(enc)
     roll_back = [ERROR[e] for e in sorted(ROLL_BACK)]
 
     def guard(sym: ClusterState, _: Term) -> Term:
-        b = sym.brokers[broker - 1]
-        return and_(running(b), b.ap_response.present)
+        return response_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         b = sym.brokers[broker - 1]

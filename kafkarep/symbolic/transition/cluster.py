@@ -3,19 +3,65 @@
 
 from __future__ import annotations
 
-from kafkarep.symbolic.domain import Terms
+from typing import Any
+
+from kafkarep import rules
+from kafkarep.model.domain import Domain
+from kafkarep.symbolic.domain import Terms, decided
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq
 from kafkarep.symbolic.state import (
-    LEADER,
     AlterPartitionRequest,
     Broker,
     ClusterState,
     PartitionRegistration,
     Replica,
     View,
-    running,
 )
+from kafkarep.symbolic.transition.controller import eligibility_now, metadata
+
+
+class Cluster(Terms, Domain):
+    """The prover's domain for the model's own conditions (`kafkarep/model/domain.py`): broker
+    sets as `Terms` has them, an absent part its `present` flag, a log its LEO and the epoch at
+    each offset."""
+
+    def present(self, part: Any) -> Term:
+        return part.present
+
+    def broker_registration(self, state: Any, broker: int) -> Any:
+        return state.registry[broker - 1]
+
+    def ap_request(self, state: Any, broker: int) -> Any:
+        return state.ap_requests[broker - 1]
+
+    def pending(self, replica: Any) -> Term:
+        return replica.pending
+
+    def min_isr(self, replica: Any) -> Term:
+        # the prover encodes no change of min.insync.replicas (`Encoding` refuses one)
+        return self.enc.cfg.min_isr
+
+    def same_log(self, a: Any, b: Any) -> Term:
+        return and_(eq(a.leo, b.leo), *(eq(x, y) for x, y in zip(a.log, b.log, strict=True)))
+
+    def knows(self, leader: Any, follower: int, leo: Any, broker_epoch: Any) -> Term:
+        known = leader.followers[follower - 1]
+        return and_(
+            eq(known.leo, leo),
+            eq(known.broker_epoch, broker_epoch),
+            eq(known.fetched_this_epoch, True),
+            eq(known.caught_up, True),
+        )
+
+    def eligibility_now(self, cfg: Any, state: Any) -> Any:
+        return eligibility_now(state.registry)
+
+    def same_eligibility(self, a: Any, b: Any) -> Term:
+        return and_(*(eq(x, y) for x, y in zip(a, b, strict=True)))
+
+    def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
+        return decided(getattr(rules, rule)(metadata(self.enc, state), request)).changed
 
 
 def with_broker(sym: ClusterState, broker: int, b: Broker) -> ClusterState:
@@ -36,11 +82,6 @@ def with_ap_request(sym: ClusterState, broker: int, request: AlterPartitionReque
 
 def spend(sym: ClusterState, budget: str) -> ClusterState:
     return sym._replace(budget=sym.budget._replace(**{budget: getattr(sym.budget, budget) - 1}))
-
-
-def leader_replica(b: Broker) -> Term:
-    r = b.replica
-    return and_(running(b), r.present, eq(r.role, LEADER))
 
 
 def view_of(enc: Encoding, snapshot: PartitionRegistration) -> View:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from kafkarep.model.actions.data import fetch_offset_matches, response_guards
+from kafkarep.model.actions.data import (
+    fetch_enabled,
+    fetch_offset_matches,
+    fetch_response_enabled,
+    produce_enabled,
+    response_guards,
+)
 from kafkarep.model.actions.lifecycle import tracks_recovery_point
 from kafkarep.model.logs import diverges, truncation_point
 from kafkarep.symbolic import ops
@@ -14,11 +20,10 @@ from kafkarep.symbolic.state import (
     FetchResponse,
     FollowerView,
     Replica,
-    running,
 )
-from kafkarep.symbolic.transition.alter_partition import joins, maybe_expand
+from kafkarep.symbolic.transition.alter_partition import maybe_expand
 from kafkarep.symbolic.transition.cluster import (
-    leader_replica,
+    Cluster,
     spend,
     with_broker,
     with_replica,
@@ -29,15 +34,10 @@ from kafkarep.symbolic.transition.logs import cut, epochs
 
 
 def produce(enc: Encoding, broker: int) -> list[Instance]:
+    d = Cluster(enc)
+
     def guard(sym: ClusterState, _: Term) -> Term:
-        b = sym.brokers[broker - 1]
-        r = b.replica
-        return and_(
-            sym.budget.records > 0,
-            leader_replica(b),
-            r.view.present,
-            enc.sets.size(r.view.isr) >= enc.cfg.min_isr,
-        )
+        return produce_enabled(d, enc.cfg, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         r = sym.brokers[broker - 1].replica
@@ -57,39 +57,10 @@ def produce(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
-    s = enc.sets
+    d = Cluster(enc)
 
     def guard(sym: ClusterState, _: Term) -> Term:
-        fb = sym.brokers[follower - 1]
-        f = fb.replica
-        lb = sym.brokers[leader - 1]
-        lr = lb.replica
-        converged = and_(
-            eq(f.leo, lr.leo),
-            *(eq(x, y) for x, y in zip(f.log, lr.log, strict=True)),
-            eq(f.hwm, lr.hwm),
-            eq(lr.followers[follower - 1].leo, f.leo),
-            eq(lr.followers[follower - 1].broker_epoch, fb.epoch),
-            eq(lr.followers[follower - 1].fetched_this_epoch, True),
-            eq(lr.followers[follower - 1].caught_up, True),
-            or_(
-                s.has(lr.view.isr, follower),
-                not_(joins(enc, sym, leader, follower)),
-            ),
-        )
-        return and_(
-            running(fb),
-            f.present,
-            eq(f.role, FOLLOWER),
-            not_(fb.fetch_response.present),
-            f.view.present,
-            eq(f.view.leader, leader),
-            leader_replica(lb),
-            lr.view.present,
-            eq(lr.view.leader_epoch, f.view.leader_epoch),
-            s.has(lr.view.replicas, follower),
-            not_(converged),
-        )
+        return fetch_enabled(d, enc.cfg, sym, follower, leader)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         fb = sym.brokers[follower - 1]
@@ -134,10 +105,10 @@ def fetches(enc: Encoding, follower: int) -> list[Instance]:
 
 
 def fetch_response(enc: Encoding, broker: int) -> list[Instance]:
+    d = Cluster(enc)
 
     def guard(sym: ClusterState, _: Term) -> Term:
-        b = sym.brokers[broker - 1]
-        return and_(running(b), b.fetch_response.present)
+        return fetch_response_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         b = sym.brokers[broker - 1]

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from kafkarep import rules
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.model.actions.lifecycle import caught_up_with_metadata, tracks_recovery_point
+from kafkarep.model.actions.lifecycle import (
+    controlled_shutdown_enabled,
+    fence_enabled,
+    restart_enabled,
+    shutdown_complete_enabled,
+    shutdown_enabled,
+    tracks_recovery_point,
+    unfence_enabled,
+)
 from kafkarep.rules import ControlledShutdown, FenceBroker, RegisterBroker, UnfenceBroker
 from kafkarep.symbolic.domain import decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne, not_
+from kafkarep.symbolic.ops import Term, eq, imin, ite
 from kafkarep.symbolic.state import (
     OFFLINE_CLEAN,
     OFFLINE_UNCLEAN,
@@ -18,9 +26,8 @@ from kafkarep.symbolic.state import (
     Broker,
     ClusterState,
     Replica,
-    running,
 )
-from kafkarep.symbolic.transition.cluster import spend, with_broker
+from kafkarep.symbolic.transition.cluster import Cluster, spend, with_broker
 from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 from kafkarep.symbolic.transition.logs import cut
@@ -31,12 +38,10 @@ def fence_now(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
 
 
 def fence(enc: Encoding, broker: int) -> list[Instance]:
+    d = Cluster(enc)
+
     def guard(sym: ClusterState, _: Term) -> Term:
-        return and_(
-            sym.budget.fences > 0,
-            running(sym.brokers[broker - 1]),
-            not_(sym.registry[broker - 1].fenced),
-        )
+        return fence_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         return fence_now(enc, spend(sym, "fences"), broker)
@@ -45,13 +50,10 @@ def fence(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def unfence(enc: Encoding, broker: int) -> list[Instance]:
+    d = Cluster(enc)
+
     def guard(sym: ClusterState, _: Term) -> Term:
-        b = sym.brokers[broker - 1]
-        return and_(
-            eq(b.status, RUNNING),
-            sym.registry[broker - 1].fenced,
-            enc.check(caught_up_with_metadata, sym, b),
-        )
+        return unfence_enabled(d, enc.cfg, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         outcome = rules.unfence_broker(metadata(enc, sym), UnfenceBroker(broker))
@@ -61,12 +63,10 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
+    d = Cluster(enc)
+
     def guard(sym: ClusterState, _: Term) -> Term:
-        return and_(
-            sym.budget.clean_shutdowns > 0,
-            eq(sym.brokers[broker - 1].status, RUNNING),
-            sym.registry[broker - 1].active,
-        )
+        return controlled_shutdown_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         sym = spend(sym, "clean_shutdowns")
@@ -105,9 +105,7 @@ def go_offline(
 
 def shutdown_complete(enc: Encoding, broker: int) -> list[Instance]:
     def guard(sym: ClusterState, _: Term) -> Term:
-        return and_(
-            eq(sym.brokers[broker - 1].status, SHUTTING_DOWN), ne(sym.partition.leader, broker)
-        )
+        return shutdown_complete_enabled(sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         sym = go_offline(enc, sym, broker, OFFLINE_CLEAN, lose=False)
@@ -121,7 +119,7 @@ def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
     budget = "lossy_unclean_shutdowns" if lossy else "unclean_shutdowns"
 
     def guard(sym: ClusterState, _: Term) -> Term:
-        return and_(getattr(sym.budget, budget) > 0, running(sym.brokers[broker - 1]))
+        return shutdown_enabled(sym, broker, budget)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         sym = go_offline(enc, spend(sym, budget), broker, OFFLINE_UNCLEAN, lose=lossy)
@@ -132,7 +130,7 @@ def crash(enc: Encoding, broker: int, lossy: bool) -> list[Instance]:
 
 def restart(enc: Encoding, broker: int) -> list[Instance]:
     def guard(sym: ClusterState, _: Term) -> Term:
-        return not_(running(sym.brokers[broker - 1]))
+        return restart_enabled(sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         b = sym.brokers[broker - 1]

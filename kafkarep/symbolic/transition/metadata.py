@@ -3,7 +3,11 @@ record, and its metadata cache taking the brokers' registrations."""
 
 from __future__ import annotations
 
-from kafkarep.model.actions.metadata import reset_out_of_sync_followers
+from kafkarep.model.actions.metadata import (
+    apply_enabled,
+    apply_registrations_enabled,
+    reset_out_of_sync_followers,
+)
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
@@ -15,9 +19,8 @@ from kafkarep.symbolic.state import (
     ClusterState,
     PartitionRegistration,
     Replica,
-    running,
 )
-from kafkarep.symbolic.transition.cluster import leader_replica, view_of, with_broker, with_replica
+from kafkarep.symbolic.transition.cluster import Cluster, view_of, with_broker, with_replica
 from kafkarep.symbolic.transition.controller import eligibility_now, record_at
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm, nack_unacked
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
@@ -28,11 +31,7 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
     (induction) it is the record itself, any record the history facts allow."""
 
     def guard(sym: ClusterState, partition_epoch: Term) -> Term:
-        b = sym.brokers[broker - 1]
-        first = ite(b.initialised, b.applied_epoch + 1, sym.partition.partition_epoch)
-        return and_(
-            running(b), first <= partition_epoch, partition_epoch <= sym.partition.partition_epoch
-        )
+        return apply_enabled(sym, broker, partition_epoch)
 
     def update(sym: ClusterState, partition_epoch: Term) -> ClusterState:
         b = sym.brokers[broker - 1]
@@ -74,16 +73,10 @@ def apply_metadata(enc: Encoding, broker: int) -> list[Instance]:
 
 
 def apply_registrations(enc: Encoding, broker: int) -> list[Instance]:
+    d = Cluster(enc)
+
     def guard(sym: ClusterState, _: Term) -> Term:
-        b = sym.brokers[broker - 1]
-        now = eligibility_now(sym.registry)
-        return and_(
-            running(b),
-            b.initialised,
-            eq(b.applied_epoch, sym.partition.partition_epoch),
-            leader_replica(b),
-            not_(and_(*(eq(x, y) for x, y in zip(b.replica.eligible, now, strict=True)))),
-        )
+        return apply_registrations_enabled(d, enc.cfg, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
         r = sym.brokers[broker - 1].replica

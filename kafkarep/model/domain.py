@@ -1,0 +1,140 @@
+"""What the cluster model's enabled conditions compute with, in any domain.
+
+The controller rules are written once over `kafkarep.rules.terms` and a domain of broker sets
+(`kafkarep.rules.domain`). The model's own conditions (when a family's action is enabled) are
+written once the same way, over a `Domain`: the rules' set operations, and how a domain holds
+the parts of a cluster state that may be absent. `VALUES` is the explorer's domain: the model's
+NamedTuples, None for an absent part. The prover's (`kafkarep/symbolic/cluster.py`) reads its
+fixed-shape states (`kafkarep/symbolic/state.py`), where an absent part is a `present` flag over
+canonical values.
+
+The explorer lists a family's actions by asking its condition of each candidate, after skipping,
+on the model's own types, the candidates that fail a cheap conjunct of it (a broker not running,
+no response in flight): the condition is what decides, and the agreement check
+(`tests/test_symbolic_agreement.py`) compares what the explorer lists with the condition the
+prover runs, on every state of its explorations.
+
+A condition reads a part only once it knows the part is there: it returns as soon as what it
+has checked is the constant False, which on Python values ends the check before an absent part
+is read, and on terms never happens (a term is never the constant False).
+
+Conditions type a state's parts by the protocols of `shapes.py` (or `Any`): compiled, a
+parameter typed as one of the model's NamedTuples would be read by position, and the prover's
+tuples have other fields in another order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mypy_extensions import mypyc_attr
+
+from kafkarep.model import controller
+from kafkarep.model.controller import eligibility_now
+from kafkarep.model.state import FollowerView, Role, Status
+from kafkarep.rules import Changed
+from kafkarep.rules.terms import Term, and_, eq
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Domain:
+    """The explorer's domain, the model's own values (`kafkarep/model/state.py`): broker sets
+    are frozensets (as `kafkarep.rules.domain.Values` has them), an absent part is None. The
+    prover's subclasses it, overriding every operation. (Every result is typed `Term`: compiled,
+    a call through this class takes whatever the prover's operation returns.)"""
+
+    # --- broker sets (`kafkarep.rules.domain`) ---------------------------------------------------
+
+    def has(self, s: Any, broker: Any) -> Term:
+        return broker in s
+
+    def size(self, s: Any) -> Term:
+        return len(s)
+
+    def subset(self, a: Any, b: Any) -> Term:
+        return a <= b
+
+    def minus(self, a: Any, b: Any) -> Term:
+        return a - b
+
+    def single(self, broker: Any) -> Term:
+        return frozenset((broker,))
+
+    def is_empty(self, s: Any) -> Term:
+        return not s
+
+    # --- the parts of a cluster state ------------------------------------------------------------
+
+    def present(self, part: Any) -> Term:
+        """The part (a replica, its view, a response in flight) is there."""
+        return part is not None
+
+    def broker_registration(self, state: Any, broker: int) -> Any:
+        """The controller's registration of a broker (`BrokerRegistration`)."""
+        return state.controller.brokers.get(broker)
+
+    def ap_request(self, state: Any, broker: int) -> Any:
+        """The broker's AlterPartition request in flight to the controller, if any."""
+        return state.controller.ap_requests[broker - 1]
+
+    def pending(self, replica: Any) -> Term:
+        """The leader has an AlterPartition proposal of its own pending."""
+        return replica.pending is not None
+
+    def min_isr(self, replica: Any) -> Term:
+        """The topic's min.insync.replicas as a leader knows it."""
+        return replica.min_isr
+
+    def same_log(self, a: Any, b: Any) -> Term:
+        """Two replicas hold the same records."""
+        return a.log == b.log
+
+    def knows(self, leader: Any, follower: int, leo: Any, broker_epoch: Any) -> Term:
+        """The leader's view of a follower is of its fetch from this LEO, in this broker epoch,
+        in this leader epoch, and caught up."""
+        return leader.followers[follower - 1] == FollowerView(leo, broker_epoch, True, True)
+
+    def eligibility_now(self, cfg: Any, state: Any) -> Any:
+        """Each broker's ISR eligibility in a metadata cache that has applied the registry."""
+        return eligibility_now(cfg, state.controller.brokers)
+
+    def same_eligibility(self, a: Any, b: Any) -> Term:
+        """Two caches hold the same ISR eligibility of every broker."""
+        return a == b
+
+    def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
+        """The controller rule (its name in `kafkarep.rules`) commits a change record for the
+        request."""
+        outcome = getattr(controller, rule)(controller.metadata(state, cfg), request)
+        return isinstance(outcome, Changed)
+
+
+CONCRETE = Domain()
+
+
+_UP = int(Status.SHUTTING_DOWN)  # the highest status of a running process
+_LEADER = int(Role.LEADER)
+_FOLLOWER = int(Role.FOLLOWER)
+
+
+def running(broker: Any) -> Term:
+    """The broker process is up (`Status.running`)."""
+    return broker.status <= _UP
+
+
+def has_replica(d: Domain, broker: Any) -> Term:
+    """The broker is up with a replica of the partition."""
+    up = broker.status <= _UP
+    return up if up is False else and_(up, d.present(broker.replica))
+
+
+def leads(d: Domain, broker: Any) -> Term:
+    """The broker is up and its replica leads (`ClusterState.running_leader`)."""
+    up = has_replica(d, broker)
+    return up if up is False else and_(up, eq(broker.replica.role, _LEADER))
+
+
+def follows(d: Domain, broker: Any) -> Term:
+    """The broker is up and its replica follows."""
+    up = has_replica(d, broker)
+    return up if up is False else and_(up, eq(broker.replica.role, _FOLLOWER))
