@@ -10,9 +10,11 @@ canonical values.
 
 The explorer lists a family's actions by asking its condition of each candidate, after skipping,
 on the model's own types, the candidates that fail a cheap conjunct of it (a broker not running,
-no response in flight): the condition is what decides, and the agreement check
+no response in flight): the condition is what decides. `tests/test_enabled_conditions.py` asks
+every candidate of every family on every state of small explorations, of models `prove` does not
+encode too, and finds a skip that drops an enabled one; the agreement check
 (`tests/test_symbolic_agreement.py`) compares what the explorer lists with the condition the
-prover runs, on every state of its explorations.
+prover runs.
 
 A condition reads a part only once it knows the part is there: it returns as soon as what it
 has checked is the constant False, which on Python values ends the check before an absent part
