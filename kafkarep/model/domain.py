@@ -104,6 +104,24 @@ class Domain:
         """Two caches hold the same ISR eligibility of every broker."""
         return a == b
 
+    def commit_rule(self, cfg: Any, state: Any, rule: str, request: Any) -> Any:
+        """The state after the controller commits what the rule (its name in `kafkarep.rules`)
+        decides for the request."""
+        decided = getattr(controller, rule)(controller.metadata(state, cfg), request)
+        return controller.commit(cfg, state, decided)
+
+    def spend(self, state: Any, budget: str) -> Any:
+        """The state with one fault of the model's budget spent."""
+        return state._replace(budget=state.budget.spend(budget))
+
+    def with_broker(self, state: Any, broker_id: int, broker: Any) -> Any:
+        """The state with the broker replaced."""
+        return state.with_broker(broker_id, broker)
+
+    def status(self, status: Status) -> Any:
+        """A broker status as the domain holds one."""
+        return status
+
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
         """The controller rule (its name in `kafkarep.rules`) commits a change record for the
         request."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kafkarep.model import controller
 from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_changed
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.domain import CONCRETE, Domain
@@ -58,12 +57,13 @@ def _actions(name: str) -> Callable[[ModelConfig, ClusterState], Iterator[Action
     return actions
 
 
+def admin_step(d: Domain, cfg: ModelConfig, state: Any, name: str, target: Any) -> Any:
+    """The controller commits what it decides for the request, which spends its budget."""
+    return d.commit_rule(cfg, d.spend(state, BUDGETS[name]), *request(name, target))
+
+
 def apply(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    rule, made = request(action.name, action.arg)
-    state = state._replace(budget=state.budget.spend(BUDGETS[action.name]))
-    return controller.commit(
-        cfg, state, getattr(controller, rule)(controller.metadata(state, cfg), made)
-    )
+    return admin_step(CONCRETE, cfg, state, action.name, action.arg)
 
 
 FAMILIES = (

@@ -13,6 +13,7 @@ An unclean shutdown fences the broker in the same step: the session timeout is n
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kafkarep.model import controller
 from kafkarep.model import footprint as fp
@@ -38,8 +39,7 @@ def _registration_fenced(state: ClusterState, broker_id: int) -> bool:
 
 
 def _fence(cfg: ModelConfig, state: ClusterState, broker_id: int) -> ClusterState:
-    outcome = controller.fence_broker(controller.metadata(state, cfg), FenceBroker(broker_id))
-    return controller.commit(cfg, state, outcome)
+    return CONCRETE.commit_rule(cfg, state, "fence_broker", FenceBroker(broker_id))
 
 
 # --- fence / unfence ---------------------------------------------------------------------------
@@ -64,10 +64,14 @@ def fence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             yield Action("fence", CONTROLLER, broker_id)
 
 
+def fence_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+    """The controller fences the broker, which spends a fence."""
+    return d.commit_rule(cfg, d.spend(state, "fences"), "fence_broker", FenceBroker(broker_id))
+
+
 def fence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     assert isinstance(action.arg, int)
-    state = state._replace(budget=state.budget.spend("fences"))
-    return _fence(cfg, state, action.arg)
+    return fence_step(CONCRETE, cfg, state, action.arg)
 
 
 @guard("unfence")
@@ -99,10 +103,14 @@ def unfence_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             yield Action("unfence", CONTROLLER, broker_id)
 
 
+def unfence_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+    """The controller unfences the broker (a heartbeat that asks to be unfenced)."""
+    return d.commit_rule(cfg, state, "unfence_broker", UnfenceBroker(broker_id))
+
+
 def unfence(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     assert isinstance(action.arg, int)
-    outcome = controller.unfence_broker(controller.metadata(state, cfg), UnfenceBroker(action.arg))
-    return controller.commit(cfg, state, outcome)
+    return unfence_step(CONCRETE, cfg, state, action.arg)
 
 
 # --- controlled shutdown -----------------------------------------------------------------------
@@ -126,16 +134,17 @@ def controlled_shutdown_actions(cfg: ModelConfig, state: ClusterState) -> Iterat
             yield Action("controlled_shutdown", broker_id)
 
 
-def controlled_shutdown(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+def controlled_shutdown_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
     """The broker asks to shut down; the controller moves its leaderships away
     (`ReplicationControlManager.handleBrokerInControlledShutdown`)."""
-    state = state._replace(budget=state.budget.spend("clean_shutdowns"))
-    outcome = controller.controlled_shutdown(
-        controller.metadata(state, cfg), ControlledShutdown(action.actor)
-    )
-    state = controller.commit(cfg, state, outcome)
-    broker = state.broker(action.actor)
-    return state.with_broker(action.actor, broker._replace(status=Status.SHUTTING_DOWN))
+    state = d.spend(state, "clean_shutdowns")
+    state = d.commit_rule(cfg, state, "controlled_shutdown", ControlledShutdown(broker_id))
+    broker = state.brokers[broker_id - 1]
+    return d.with_broker(state, broker_id, broker._replace(status=d.status(Status.SHUTTING_DOWN)))
+
+
+def controlled_shutdown(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    return controlled_shutdown_step(CONCRETE, cfg, state, action.actor)
 
 
 def shutdown_complete_enabled(state: ClusterShape, broker_id: int) -> Term:

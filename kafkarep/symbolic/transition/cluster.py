@@ -18,7 +18,7 @@ from kafkarep.symbolic.state import (
     Replica,
     View,
 )
-from kafkarep.symbolic.transition.controller import eligibility_now, metadata
+from kafkarep.symbolic.transition.controller import commit, eligibility_now, metadata
 
 
 class Cluster(Terms, Domain):
@@ -59,6 +59,20 @@ class Cluster(Terms, Domain):
 
     def same_eligibility(self, a: Any, b: Any) -> Term:
         return and_(*(eq(x, y) for x, y in zip(a, b, strict=True)))
+
+    def commit_rule(self, cfg: Any, state: Any, rule: str, request: Any) -> Any:
+        return commit(
+            self.enc, state, decided(getattr(rules, rule)(metadata(self.enc, state), request))
+        )
+
+    def spend(self, state: Any, budget: str) -> Any:
+        return spend(state, budget)
+
+    def with_broker(self, state: Any, broker_id: int, broker: Any) -> Any:
+        return with_broker(state, broker_id, broker)
+
+    def status(self, status: Any) -> Any:
+        return int(status)
 
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
         return decided(getattr(rules, rule)(metadata(self.enc, state), request)).changed

@@ -7,14 +7,17 @@ from kafkarep import rules
 from kafkarep.model.actions.base import CONTROLLER
 from kafkarep.model.actions.lifecycle import (
     controlled_shutdown_enabled,
+    controlled_shutdown_step,
     fence_enabled,
+    fence_step,
     restart_enabled,
     shutdown_complete_enabled,
     shutdown_enabled,
     tracks_recovery_point,
     unfence_enabled,
+    unfence_step,
 )
-from kafkarep.rules import ControlledShutdown, FenceBroker, RegisterBroker, UnfenceBroker
+from kafkarep.rules import FenceBroker, RegisterBroker
 from kafkarep.symbolic.domain import decided
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, eq, imin, ite
@@ -22,7 +25,6 @@ from kafkarep.symbolic.state import (
     OFFLINE_CLEAN,
     OFFLINE_UNCLEAN,
     RUNNING,
-    SHUTTING_DOWN,
     Broker,
     ClusterState,
     Replica,
@@ -44,7 +46,7 @@ def fence(enc: Encoding, broker: int) -> list[Instance]:
         return fence_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
-        return fence_now(enc, spend(sym, "fences"), broker)
+        return fence_step(d, enc.cfg, sym, broker)
 
     return [Instance("fence", CONTROLLER, broker, None, guard, update)]
 
@@ -56,8 +58,7 @@ def unfence(enc: Encoding, broker: int) -> list[Instance]:
         return unfence_enabled(d, enc.cfg, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
-        outcome = rules.unfence_broker(metadata(enc, sym), UnfenceBroker(broker))
-        return commit(enc, sym, decided(outcome))
+        return unfence_step(d, enc.cfg, sym, broker)
 
     return [Instance("unfence", CONTROLLER, broker, None, guard, update)]
 
@@ -69,11 +70,7 @@ def controlled_shutdown(enc: Encoding, broker: int) -> list[Instance]:
         return controlled_shutdown_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
-        sym = spend(sym, "clean_shutdowns")
-        outcome = rules.controlled_shutdown(metadata(enc, sym), ControlledShutdown(broker))
-        sym = commit(enc, sym, decided(outcome))
-        b = sym.brokers[broker - 1]
-        return with_broker(sym, broker, b._replace(status=SHUTTING_DOWN))
+        return controlled_shutdown_step(d, enc.cfg, sym, broker)
 
     return [Instance("controlled_shutdown", broker, None, None, guard, update)]
 
