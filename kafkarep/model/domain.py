@@ -33,7 +33,8 @@ from mypy_extensions import mypyc_attr
 
 from kafkarep.model import controller
 from kafkarep.model.controller import eligibility_now
-from kafkarep.model.state import FollowerView, Role, Status
+from kafkarep.model.hwm import nack_unacked
+from kafkarep.model.state import FollowerView, Replica, Role, Status
 from kafkarep.rules import Changed
 from kafkarep.rules.terms import Term, and_, eq
 
@@ -117,6 +118,36 @@ class Domain:
     def with_broker(self, state: Any, broker_id: int, broker: Any) -> Any:
         """The state with the broker replaced."""
         return state.with_broker(broker_id, broker)
+
+    def pick_state(self, c: Term, a: Any, b: Any) -> Any:
+        """The state `a` where c holds, else `b`."""
+        return a if c else b
+
+    def pick_replica(self, c: Term, a: Any, b: Any) -> Any:
+        """The replica `a` where c holds, else `b`."""
+        return a if c else b
+
+    def no_replica(self) -> Any:
+        return None
+
+    def no_fetch_response(self) -> Any:
+        return None
+
+    def no_ap_response(self) -> Any:
+        return None
+
+    def nack_unacked(self, state: Any, broker_id: int) -> Any:
+        """A leader that loses leadership (or crashes) fails its pending writes (`hwm.py`)."""
+        return nack_unacked(state, broker_id)
+
+    def cut_log(self, replica: Any, offset: Any) -> Any:
+        """The replica with its log cut at the offset (nothing else changed)."""
+        return replica._replace(log=replica.log[:offset])
+
+    def stopped_replica(self, replica: Any, hwm: Any, recovery_point: Any) -> Any:
+        """A replica with the log of this one, the HWM and recovery point given, and nothing
+        else: no role, no view, nothing a leader keeps."""
+        return Replica(log=replica.log, hwm=hwm, recovery_point=recovery_point)
 
     def status(self, status: Status) -> Any:
         """A broker status as the domain holds one."""

@@ -104,7 +104,7 @@ class Replica(NamedTuple):
     # leader only: its broker's metadata cache of each broker's ISR eligibility (metadata_cache)
     eligible: Eligibility = ()
     # the flushed prefix of the log (`LocalLog.recoveryPoint`): what a lossy unclean shutdown
-    # keeps. Tracked only in a model with lossy unclean shutdowns (lifecycle._stopped)
+    # keeps. Tracked only in a model with lossy unclean shutdowns (lifecycle.stopped)
     recovery_point: int = 0
     # leader only: the topic's min.insync.replicas in its broker's metadata image (the leader's
     # `LogConfig.minInSyncReplicas`, `Partition.effectiveMinIsr`)

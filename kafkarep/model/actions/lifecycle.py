@@ -21,9 +21,8 @@ from kafkarep.model.actions.base import CONTROLLER, Action, Family, partition_ch
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.domain import CONCRETE, Domain, running
 from kafkarep.model.footprint import Footprint
-from kafkarep.model.hwm import nack_unacked
 from kafkarep.model.shapes import BrokerShape, ClusterShape
-from kafkarep.model.state import RUNNING, Broker, ClusterState, Replica, Status
+from kafkarep.model.state import RUNNING, ClusterState, Status
 from kafkarep.rules import (
     ControlledShutdown,
     FenceBroker,
@@ -31,15 +30,11 @@ from kafkarep.rules import (
     UnfenceBroker,
 )
 from kafkarep.rules.guards import guard
-from kafkarep.rules.terms import Term, and_, eq, ne, not_
+from kafkarep.rules.terms import Term, and_, eq, imin, ite, ne, not_
 
 
 def _registration_fenced(state: ClusterState, broker_id: int) -> bool:
     return state.controller.brokers.get(broker_id).fenced
-
-
-def _fence(cfg: ModelConfig, state: ClusterState, broker_id: int) -> ClusterState:
-    return CONCRETE.commit_rule(cfg, state, "fence_broker", FenceBroker(broker_id))
 
 
 # --- fence / unfence ---------------------------------------------------------------------------
@@ -161,10 +156,14 @@ def shutdown_complete_actions(cfg: ModelConfig, state: ClusterState) -> Iterator
             yield Action("shutdown_complete", broker_id)
 
 
-def shutdown_complete(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+def shutdown_complete_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
     """Once it leads nothing the broker stops, its log flushed; the controller fences it."""
-    state = _go_offline(cfg, state, action.actor, Status.OFFLINE_CLEAN, lose_data=False)
-    return _fence(cfg, state, action.actor)
+    state = go_offline(d, cfg, state, broker_id, Status.OFFLINE_CLEAN, lose_data=False)
+    return d.commit_rule(cfg, state, "fence_broker", FenceBroker(broker_id))
+
+
+def shutdown_complete(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    return shutdown_complete_step(CONCRETE, cfg, state, action.actor)
 
 
 # --- a clean shutdown without the controller ---------------------------------------------------
@@ -178,7 +177,7 @@ def stop(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     clean-shutdown marker with the broker epoch (once its logs have loaded, which a running
     broker's have), so the restart presents it (KAFKA-18635). The controller fences it when its
     session expires; the model does so in the same step."""
-    return _shut_down(cfg, state, action.actor, "uncontrolled_shutdowns", Status.OFFLINE_CLEAN)
+    return shut_down(CONCRETE, cfg, state, action.actor, "stop")
 
 
 # --- unclean shutdown and restart --------------------------------------------------------------
@@ -201,44 +200,53 @@ def _shutdown_actions(name: str, budget: str) -> object:
     return actions
 
 
+# The stops the controller learns of from the broker's session: their budget, the status they
+# leave the broker in, and whether it loses what it had not flushed.
+STOPS = {
+    "stop": ("uncontrolled_shutdowns", Status.OFFLINE_CLEAN, False),
+    "crash": ("unclean_shutdowns", Status.OFFLINE_UNCLEAN, False),
+    "crash_lossy": ("lossy_unclean_shutdowns", Status.OFFLINE_UNCLEAN, True),
+}
+
+
 def crash(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     """An unclean shutdown: a process killed (`crash`), or a power or kernel failure that loses
-    what was not flushed (`crash_lossy`), all of it, the worst case (`_stopped`)."""
-    lossy = action.name == "crash_lossy"
-    budget = "lossy_unclean_shutdowns" if lossy else "unclean_shutdowns"
-    return _shut_down(cfg, state, action.actor, budget, Status.OFFLINE_UNCLEAN, lose_data=lossy)
+    what was not flushed (`crash_lossy`), all of it, the worst case (`stopped`)."""
+    return shut_down(CONCRETE, cfg, state, action.actor, action.name)
 
 
-def _shut_down(
-    cfg: ModelConfig,
-    state: ClusterState,
-    broker_id: int,
-    budget: str,
-    status: Status,
-    lose_data: bool = False,
-) -> ClusterState:
+def shut_down(d: Domain, cfg: ModelConfig, state: Any, broker_id: int, name: str) -> Any:
     """A shutdown the controller learns of only when the broker's session expires: it spends
     its budget, and the broker is fenced in the same step (unless it already was)."""
-    state = state._replace(budget=state.budget.spend(budget))
-    state = _go_offline(cfg, state, broker_id, status, lose_data)
-    if _registration_fenced(state, broker_id):
+    budget, status, lose_data = STOPS[name]
+    state = go_offline(d, cfg, d.spend(state, budget), broker_id, status, lose_data)
+    fenced = d.broker_registration(state, broker_id).fenced
+    if fenced is True:
         return state
-    return _fence(cfg, state, broker_id)
+    fenced_now = d.commit_rule(cfg, state, "fence_broker", FenceBroker(broker_id))
+    return d.pick_state(fenced, state, fenced_now)
 
 
-def _go_offline(
-    cfg: ModelConfig, state: ClusterState, broker_id: int, status: Status, lose_data: bool
-) -> ClusterState:
-    state = nack_unacked(state, broker_id)
-    broker = state.broker(broker_id)
+def go_offline(
+    d: Domain, cfg: ModelConfig, state: Any, broker_id: int, status: Status, lose_data: bool
+) -> Any:
+    """The process stops: a leader fails its pending writes; the replica keeps what `stopped`
+    says; the responses in flight to it are gone."""
+    state = d.nack_unacked(state, broker_id)
+    broker = state.brokers[broker_id - 1]
     replica = broker.replica
-    if replica is not None:
+    held = d.present(replica)
+    if held is not False:
         flushed = status == Status.OFFLINE_CLEAN and tracks_recovery_point(cfg)
-        replica = _stopped(replica, lose_data, flushed)
+        replica = d.pick_replica(held, stopped(d, replica, lose_data, flushed), d.no_replica())
     broker = broker._replace(
-        status=status, initialised=False, replica=replica, fetch_response=None, ap_response=None
+        status=d.status(status),
+        initialised=False,
+        replica=replica,
+        fetch_response=d.no_fetch_response(),
+        ap_response=d.no_ap_response(),
     )
-    return state.with_broker(broker_id, broker)
+    return d.with_broker(state, broker_id, broker)
 
 
 def tracks_recovery_point(cfg: ModelConfig) -> bool:
@@ -246,7 +254,7 @@ def tracks_recovery_point(cfg: ModelConfig) -> bool:
     return cfg.budget.lossy_unclean_shutdowns > 0
 
 
-def _stopped(replica: Replica, lose_data: bool, flushed: bool) -> Replica:
+def stopped(d: Domain, replica: Any, lose_data: bool, flushed: bool) -> Any:
     """What survives a stop: no role, no view; the log and the checkpointed HWM within it.
 
     A clean shutdown flushes every log and checkpoints its recovery point (`LogManager.shutdown`,
@@ -256,9 +264,9 @@ def _stopped(replica: Replica, lose_data: bool, flushed: bool) -> Replica:
     `flush.messages` and `flush.ms` never, and roll a segment (which flushes the one before) at
     1 GiB or 7 days, which a model's few records never reach. The model loses every unflushed
     record, the worst case: Kafka may keep some that the OS wrote back."""
-    log = replica.log[: replica.recovery_point] if lose_data else replica.log
-    recovery_point = len(log) if flushed else replica.recovery_point
-    return Replica(log=log, hwm=min(replica.hwm, len(log)), recovery_point=recovery_point)
+    kept = d.cut_log(replica, replica.recovery_point) if lose_data else replica
+    recovery_point = kept.leo if flushed else kept.recovery_point
+    return d.stopped_replica(kept, imin(kept.hwm, kept.leo), recovery_point)
 
 
 def _can_go_offline(cfg: ModelConfig) -> bool:
@@ -279,27 +287,30 @@ def restart_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             yield Action("restart", broker_id)
 
 
-def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+def restart_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
     """The broker starts and registers under a new incarnation: a new, fenced registration with a
     new broker epoch (`ClusterControlManager.registerBroker`); after an unclean shutdown the
     controller removes it from the ISR and ELR (`ReplicationControlManager.handleBrokerShutdown`).
-    It then acts on its metadata again before anything else."""
-    broker = state.broker(action.actor)
-    previous = broker.epoch if broker.status == Status.OFFLINE_CLEAN else -1
-    request = RegisterBroker(action.actor, broker.incarnation + 1, previous_epoch=previous)
-    outcome = controller.register_broker(controller.metadata(state, cfg), request)
-    state = controller.commit(cfg, state, outcome)
-    registration = state.controller.brokers.get(action.actor)
-    broker = Broker(
-        status=Status.RUNNING,
+    It then acts on its metadata again before anything else. (A fetch the network holds stays
+    there: it is in the network, not in the process.)"""
+    broker = state.brokers[broker_id - 1]
+    previous = ite(eq(broker.status, Status.OFFLINE_CLEAN), broker.epoch, -1)
+    request = RegisterBroker(broker_id, broker.incarnation + 1, previous_epoch=previous)
+    state = d.commit_rule(cfg, state, "register_broker", request)
+    registration = d.broker_registration(state, broker_id)
+    broker = broker._replace(
+        status=d.status(Status.RUNNING),
         epoch=registration.epoch,
         incarnation=registration.incarnation,
-        applied_epoch=broker.applied_epoch,
         initialised=False,
-        replica=broker.replica,
-        delayed_fetch=broker.delayed_fetch,  # in the network, not in the process
+        fetch_response=d.no_fetch_response(),
+        ap_response=d.no_ap_response(),
     )
-    return state.with_broker(action.actor, broker)
+    return d.with_broker(state, broker_id, broker)
+
+
+def restart(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    return restart_step(CONCRETE, cfg, state, action.actor)
 
 
 def fence_footprint(state: ClusterState, action: Action) -> Footprint:

@@ -19,6 +19,7 @@ from kafkarep.symbolic.state import (
     View,
 )
 from kafkarep.symbolic.transition.controller import commit, eligibility_now, metadata
+from kafkarep.symbolic.transition.logs import cut
 
 
 class Cluster(Terms, Domain):
@@ -71,11 +72,41 @@ class Cluster(Terms, Domain):
     def with_broker(self, state: Any, broker_id: int, broker: Any) -> Any:
         return with_broker(state, broker_id, broker)
 
+    def pick_state(self, c: Term, a: Any, b: Any) -> Any:
+        return self.enc.merge(c, a, b, ClusterState)
+
+    def pick_replica(self, c: Term, a: Any, b: Any) -> Any:
+        return self.enc.merge(c, a, b, Replica)
+
+    def no_replica(self) -> Any:
+        return self.enc.no_replica()
+
+    def no_fetch_response(self) -> Any:
+        return self.enc.no_fetch_response()
+
+    def no_ap_response(self) -> Any:
+        return self.enc.no_ap_response()
+
+    def nack_unacked(self, state: Any, broker_id: int) -> Any:
+        replica = state.brokers[broker_id - 1].replica
+        return with_replica(state, broker_id, nack_unacked(self.enc, replica))
+
+    def cut_log(self, replica: Any, offset: Any) -> Any:
+        return replica._replace(log=cut(replica.log, offset), leo=offset)
+
+    def stopped_replica(self, replica: Any, hwm: Any, recovery_point: Any) -> Any:
+        return self.enc.new_replica(replica.log, replica.leo, hwm, recovery_point)
+
     def status(self, status: Any) -> Any:
         return int(status)
 
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
         return decided(getattr(rules, rule)(metadata(self.enc, state), request)).changed
+
+
+def nack_unacked(enc: Encoding, r: Replica) -> Replica:
+    """nack_unacked: the leader's unacknowledged writes fail; nobody tracks their receivers."""
+    return r._replace(unacked_from=-1, received=(0,) * enc.r)
 
 
 def with_broker(sym: ClusterState, broker: int, b: Broker) -> ClusterState:

@@ -6,7 +6,7 @@ from kafkarep.model.hwm import isr_at_min_isr, waits_for_caught_up_follower
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, imax, imin, ite, not_, or_
-from kafkarep.symbolic.state import ClusterState, Ghost, Replica
+from kafkarep.symbolic.state import ClusterState, Ghost
 from kafkarep.symbolic.transition.cluster import with_replica
 
 
@@ -78,8 +78,3 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
     )
     r = r._replace(hwm=ite(advance, offset, r.hwm), unacked_from=unacked, received=tuple(received))
     return with_replica(sym, broker, r)._replace(ghost=ghost)
-
-
-def nack_unacked(enc: Encoding, r: Replica) -> Replica:
-    """nack_unacked: the leader's unacknowledged writes fail; nobody tracks their receivers."""
-    return r._replace(unacked_from=-1, received=(0,) * enc.r)

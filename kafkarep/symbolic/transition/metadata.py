@@ -20,9 +20,15 @@ from kafkarep.symbolic.state import (
     PartitionRegistration,
     Replica,
 )
-from kafkarep.symbolic.transition.cluster import Cluster, view_of, with_broker, with_replica
+from kafkarep.symbolic.transition.cluster import (
+    Cluster,
+    nack_unacked,
+    view_of,
+    with_broker,
+    with_replica,
+)
 from kafkarep.symbolic.transition.controller import eligibility_now, record_at
-from kafkarep.symbolic.transition.hwm import maybe_advance_hwm, nack_unacked
+from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 
 
