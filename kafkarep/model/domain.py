@@ -149,6 +149,10 @@ class Domain:
         else: no role, no view, nothing a leader keeps."""
         return Replica(log=replica.log, hwm=hwm, recovery_point=recovery_point)
 
+    def with_replica(self, state: Any, broker_id: int, replica: Any) -> Any:
+        """The state with the broker's replica replaced."""
+        return state.with_broker(broker_id, state.brokers[broker_id - 1]._replace(replica=replica))
+
     def status(self, status: Status) -> Any:
         """A broker status as the domain holds one."""
         return status

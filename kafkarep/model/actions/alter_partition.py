@@ -225,14 +225,17 @@ def lag_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
                 yield Action("replica_lag", broker_id, follower)
 
 
-def lag(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    broker = state.broker(action.actor)
-    replica = broker.replica
-    assert replica is not None and isinstance(action.arg, int)
+def lag_step(d: Domain, state: Any, broker_id: int, follower: int) -> Any:
+    """The leader no longer counts the follower as caught up."""
+    replica = state.brokers[broker_id - 1].replica
     followers = list(replica.followers)
-    followers[action.arg - 1] = followers[action.arg - 1]._replace(caught_up=False)
-    replica = replica._replace(followers=tuple(followers))
-    return state.with_broker(action.actor, broker._replace(replica=replica))
+    followers[follower - 1] = followers[follower - 1]._replace(caught_up=False)
+    return d.with_replica(state, broker_id, replica._replace(followers=tuple(followers)))
+
+
+def lag(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    assert isinstance(action.arg, int)
+    return lag_step(CONCRETE, state, action.actor, action.arg)
 
 
 def _send(

@@ -10,6 +10,7 @@ from kafkarep.model.actions.alter_partition import (
     handle_enabled,
     joins,
     lag_enabled,
+    lag_step,
     response_enabled,
     shrink_enabled,
 )
@@ -104,10 +105,7 @@ def replica_lag(enc: Encoding, broker: int) -> list[Instance]:
             return lag_enabled(d, enc.cfg, sym, broker, follower)
 
         def update(sym: ClusterState, _: Term, follower: int = follower) -> ClusterState:
-            r = sym.brokers[broker - 1].replica
-            followers = list(r.followers)
-            followers[follower - 1] = followers[follower - 1]._replace(caught_up=False)
-            return with_replica(sym, broker, r._replace(followers=tuple(followers)))
+            return lag_step(d, sym, broker, follower)
 
         out.append(Instance("replica_lag", broker, follower, None, guard, update))
     return out

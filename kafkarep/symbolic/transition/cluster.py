@@ -97,6 +97,9 @@ class Cluster(Terms, Domain):
     def stopped_replica(self, replica: Any, hwm: Any, recovery_point: Any) -> Any:
         return self.enc.new_replica(replica.log, replica.leo, hwm, recovery_point)
 
+    def with_replica(self, state: Any, broker_id: int, replica: Any) -> Any:
+        return with_replica(state, broker_id, replica)
+
     def status(self, status: Any) -> Any:
         return int(status)
 
