@@ -16,7 +16,7 @@ from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.controller import compact, eligibility_now
+from kafkarep.model.controller import compact
 from kafkarep.model.domain import CONCRETE, Domain, leads, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm, nack_unacked
@@ -311,12 +311,15 @@ def apply_registrations_actions(cfg: ModelConfig, state: ClusterState) -> Iterat
             yield Action("apply_registrations", broker_id)
 
 
+def apply_registrations_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+    """The leader's metadata cache takes every broker's registration as the controller has it."""
+    replica = state.brokers[broker_id - 1].replica
+    now = d.eligibility_now(cfg, state)
+    return d.with_replica(state, broker_id, replica._replace(eligible=now))
+
+
 def apply_registrations(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    broker = state.broker(action.actor)
-    replica = broker.replica
-    assert replica is not None
-    replica = replica._replace(eligible=eligibility_now(cfg, state.controller.brokers))
-    return state.with_broker(action.actor, broker._replace(replica=replica))
+    return apply_registrations_step(CONCRETE, cfg, state, action.actor)
 
 
 # --- footprints (kafkarep/model/footprint.py) --------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from kafkarep.model.actions.metadata import (
     apply_enabled,
     apply_registrations_enabled,
+    apply_registrations_step,
     reset_out_of_sync_followers,
 )
 from kafkarep.symbolic.domain import Terms
@@ -27,7 +28,7 @@ from kafkarep.symbolic.transition.cluster import (
     with_broker,
     with_replica,
 )
-from kafkarep.symbolic.transition.controller import eligibility_now, record_at
+from kafkarep.symbolic.transition.controller import record_at
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 
@@ -85,8 +86,7 @@ def apply_registrations(enc: Encoding, broker: int) -> list[Instance]:
         return apply_registrations_enabled(d, enc.cfg, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
-        r = sym.brokers[broker - 1].replica
-        return with_replica(sym, broker, r._replace(eligible=eligibility_now(sym.registry)))
+        return apply_registrations_step(d, enc.cfg, sym, broker)
 
     return [Instance("apply_registrations", broker, None, None, guard, update)]
 
