@@ -34,8 +34,8 @@ from mypy_extensions import mypyc_attr
 from kafkarep.model import controller
 from kafkarep.model.controller import eligibility_now
 from kafkarep.model.hwm import nack_unacked
-from kafkarep.model.state import FollowerView, Replica, Role, Status
-from kafkarep.rules import Changed
+from kafkarep.model.state import FollowerView, PendingAlterPartition, Replica, Role, Status
+from kafkarep.rules import AlterPartitionRequest, Changed
 from kafkarep.rules.terms import Term, and_, eq
 
 
@@ -65,6 +65,9 @@ class Domain:
 
     def is_empty(self, s: Any) -> Term:
         return not s
+
+    def union(self, *sets: Any) -> Term:
+        return frozenset().union(*sets)
 
     # --- the parts of a cluster state ------------------------------------------------------------
 
@@ -152,6 +155,40 @@ class Domain:
     def with_replica(self, state: Any, broker_id: int, replica: Any) -> Any:
         """The state with the broker's replica replaced."""
         return state.with_broker(broker_id, state.brokers[broker_id - 1]._replace(replica=replica))
+
+    def recovery(self, view: Any) -> Any:
+        """The leader recovery state of a replica's view of the partition."""
+        return view.leader_recovery_state
+
+    def ap_request_for(
+        self,
+        broker_id: int,
+        broker_epoch: Any,
+        view: Any,
+        isr: Any,
+        epochs: tuple[Any, ...],
+        recovering: Any,
+    ) -> Any:
+        """The AlterPartition request a leader sends from its view: the ISR, with the broker epoch
+        it knows for each member (`epochs`, by broker id - 1), and the recovery state."""
+        return AlterPartitionRequest(
+            broker=broker_id,
+            leader_epoch=view.leader_epoch,
+            partition_epoch=view.partition_epoch,
+            new_isr=tuple((member, epochs[member - 1]) for member in sorted(isr)),
+            leader_recovery_state=recovering,
+            broker_epoch=broker_epoch,
+        )
+
+    def pending_proposal(self, replica: Any, isr: Any, partition_epoch: Any) -> Any:
+        """The replica with the ISR it proposed, from that partition epoch, pending."""
+        return replica._replace(pending=PendingAlterPartition(isr, partition_epoch))
+
+    def with_ap_request(self, state: Any, broker_id: int, request: Any) -> Any:
+        """The state with the broker's AlterPartition request in flight to the controller."""
+        requests = list(state.controller.ap_requests)
+        requests[broker_id - 1] = request
+        return state._replace(controller=state.controller._replace(ap_requests=tuple(requests)))
 
     def status(self, status: Status) -> Any:
         """A broker status as the domain holds one."""

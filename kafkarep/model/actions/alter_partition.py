@@ -34,10 +34,10 @@ from kafkarep.model.state import (
     PendingAlterPartition,
     Role,
 )
-from kafkarep.rules import AlterPartitionRequest, Changed, Rejected, outcome
+from kafkarep.rules import Changed, Rejected, outcome
 from kafkarep.rules.alter_partition import NO_EPOCH_CHECK
 from kafkarep.rules.guards import Guard, all_pass, guard
-from kafkarep.rules.terms import Term, and_, implies, not_
+from kafkarep.rules.terms import Term, and_, implies, ite, not_
 
 
 def idle_leader(d: Domain, state: ClusterShape, broker_id: int) -> Term:
@@ -104,16 +104,14 @@ def joins(d: Domain, cfg: ModelConfig, state: ClusterShape, broker_id: int, foll
     return and_(outside, checks)
 
 
-def maybe_expand(
-    cfg: ModelConfig, state: ClusterState, broker_id: int, follower: int
-) -> ClusterState:
+def maybe_expand(d: Domain, cfg: ModelConfig, state: Any, broker_id: int, follower: int) -> Any:
     """The ISR expansion of a fetch: the leader proposes the ISR with the follower added."""
-    if not joins(CONCRETE, cfg, state, broker_id, follower):
+    joining = joins(d, cfg, state, broker_id, follower)
+    if joining is False:
         return state
-    replica = state.broker(broker_id).replica
-    assert replica is not None and replica.view is not None
-    view = replica.view
-    return _send(state, broker_id, view.isr | {follower}, view.leader_recovery_state)
+    view = state.brokers[broker_id - 1].replica.view
+    isr = d.union(view.isr, d.single(follower))
+    return d.pick_state(joining, propose(d, state, broker_id, isr, d.recovery(view)), state)
 
 
 @guard("shrink_isr")
@@ -164,24 +162,23 @@ def shrink_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
                     yield Action("shrink_isr", broker_id, dropped)
 
 
-def shrink(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """Followers that fell behind or stopped fetching leave the ISR (latency rules, §2.9)."""
-    replica = state.broker(action.actor).replica
-    assert replica is not None and replica.view is not None
-    state = state._replace(budget=state.budget.spend("isr_shrinks"))
-    dropped = action.arg
-    assert isinstance(dropped, frozenset)
-    # their lag timers fired: they are no longer caught up
+def shrink_step(d: Domain, state: Any, broker_id: int, dropped: Any) -> Any:
+    """Followers that fell behind or stopped fetching leave the ISR (latency rules, §2.9): their
+    lag timers fired, so they are no longer caught up; the leader proposes the ISR without them."""
+    replica = state.brokers[broker_id - 1].replica
     followers = tuple(
-        view._replace(caught_up=False) if b in dropped else view
-        for b, view in enumerate(replica.followers, start=1)
+        view._replace(caught_up=and_(view.caught_up, not_(d.has(dropped, member))))
+        for member, view in enumerate(replica.followers, start=1)
+    )
+    state = d.with_replica(
+        d.spend(state, "isr_shrinks"), broker_id, replica._replace(followers=followers)
     )
     view = replica.view
-    broker = state.broker(action.actor)
-    state = state.with_broker(
-        action.actor, broker._replace(replica=replica._replace(followers=followers))
-    )
-    return _send(state, action.actor, view.isr - dropped, view.leader_recovery_state)
+    return propose(d, state, broker_id, d.minus(view.isr, dropped), d.recovery(view))
+
+
+def shrink(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    return shrink_step(CONCRETE, state, action.actor, action.arg)
 
 
 # --- the lag timer -----------------------------------------------------------------------------
@@ -238,36 +235,25 @@ def lag(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
     return lag_step(CONCRETE, state, action.actor, action.arg)
 
 
-def _send(
-    state: ClusterState, broker_id: int, isr: frozenset[int], recovery: LeaderRecoveryState
-) -> ClusterState:
-    broker = state.broker(broker_id)
+def propose(d: Domain, state: Any, broker_id: int, isr: Any, recovering: Any) -> Any:
+    """The leader sends an AlterPartition request for the ISR (one at a time), with the broker
+    epoch it knows for each member (KIP-903; NO_EPOCH_CHECK where it knows none), and counts the
+    proposed members in its Maximal ISR until the answer (KIP-497)."""
+    broker = state.brokers[broker_id - 1]
     replica = broker.replica
-    assert replica is not None and replica.view is not None
     view = replica.view
-    followers = replica.followers
 
-    def known_epoch(member: int) -> int:
+    def known_epoch(member: int) -> Term:
         if member == broker_id:
             return broker.epoch
-        epoch = followers[member - 1].broker_epoch
-        return epoch if epoch >= 0 else NO_EPOCH_CHECK
+        epoch = replica.followers[member - 1].broker_epoch
+        return ite(epoch >= 0, epoch, NO_EPOCH_CHECK)
 
-    request = AlterPartitionRequest(
-        broker=broker_id,
-        leader_epoch=view.leader_epoch,
-        partition_epoch=view.partition_epoch,
-        new_isr=tuple((member, known_epoch(member)) for member in sorted(isr)),
-        leader_recovery_state=recovery,
-        broker_epoch=broker.epoch,
-    )
-    replica = replica._replace(
-        maximal_isr=view.isr | isr, pending=PendingAlterPartition(isr, view.partition_epoch)
-    )
-    requests = list(state.controller.ap_requests)
-    requests[broker_id - 1] = request
-    state = state._replace(controller=state.controller._replace(ap_requests=tuple(requests)))
-    return state.with_broker(broker_id, broker._replace(replica=replica))
+    epochs = tuple(known_epoch(member) for member in range(1, len(state.brokers) + 1))
+    request = d.ap_request_for(broker_id, broker.epoch, view, isr, epochs, recovering)
+    widened = replica._replace(maximal_isr=d.union(view.isr, isr))
+    proposing = d.pending_proposal(widened, isr, view.partition_epoch)
+    return d.with_ap_request(d.with_replica(state, broker_id, proposing), broker_id, request)
 
 
 # --- the controller handles it -----------------------------------------------------------------
@@ -367,7 +353,8 @@ def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSt
         # Every proposal is RECOVERED: a leader counts itself RECOVERED from the moment it
         # leads (`metadata._as_leader`).
         state = state.with_broker(action.actor, broker)
-        return _send(state, action.actor, answer.request.isr, LeaderRecoveryState.RECOVERED)
+        isr = answer.request.isr
+        return propose(CONCRETE, state, action.actor, isr, LeaderRecoveryState.RECOVERED)
     if answer.error != Error.NONE:
         return state.with_broker(action.actor, broker)
     if answer.leader_epoch != view.leader_epoch or answer.partition_epoch < view.partition_epoch:

@@ -218,7 +218,7 @@ def _record_fetch(
     state = state.with_broker(leader_id, state.broker(leader_id)._replace(replica=leader))
     # Kafka's order (`Partition.updateFollowerFetchState`, 4.1.0): the ISR join first, then
     # the HWM, and that only if the follower's LEO moved.
-    state = maybe_expand(cfg, state, leader_id, follower_id)
+    state = maybe_expand(CONCRETE, cfg, state, leader_id, follower_id)
     if moved:
         state = maybe_advance_hwm(state, cfg, leader_id)
     return state

@@ -8,27 +8,28 @@ from kafkarep.kafka.errors import Error
 from kafkarep.model.actions.alter_partition import (
     ROLL_BACK,
     handle_enabled,
-    joins,
     lag_enabled,
     lag_step,
     response_enabled,
     shrink_enabled,
+    shrink_step,
+)
+from kafkarep.model.actions.alter_partition import (
+    maybe_expand as expand,
 )
 from kafkarep.model.actions.base import CONTROLLER
 from kafkarep.symbolic.domain import AlterPartition, decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, ite, ne, not_, or_
+from kafkarep.symbolic.ops import Term, and_, eq, ite, ne, or_
 from kafkarep.symbolic.state import (
     ERROR,
     LEADER,
-    AlterPartitionRequest,
     AlterPartitionResponse,
     ClusterState,
     running,
 )
 from kafkarep.symbolic.transition.cluster import (
     Cluster,
-    spend,
     with_ap_request,
     with_broker,
     with_replica,
@@ -38,58 +39,19 @@ from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 
 
-def send(
-    enc: Encoding, sym: ClusterState, broker: int, isr: Term, recovering: Term
-) -> ClusterState:
-    s = enc.sets
-    b = sym.brokers[broker - 1]
-    r = b.replica
-    view = r.view
-
-    def known(m: int) -> Term:
-        if m == broker:
-            return b.epoch
-        e = r.followers[m - 1].broker_epoch
-        return ite(e >= 0, e, -1)
-
-    epochs = tuple(ite(s.has(isr, m), known(m), 0) for m in range(1, enc.n + 1))
-    request = AlterPartitionRequest(
-        True, view.leader_epoch, view.partition_epoch, isr, epochs, recovering, b.epoch
-    )
-    r = r._replace(
-        maximal_isr=s.union(view.isr, isr),
-        pending=True,
-        pending_isr=isr,
-        pending_partition_epoch=view.partition_epoch,
-    )
-    return with_ap_request(with_replica(sym, broker, r), broker, request)
-
-
 def maybe_expand(enc: Encoding, sym: ClusterState, broker: int, follower: int) -> ClusterState:
-    """model/actions/alter_partition.py: `maybe_expand`."""
-    s = enc.sets
-    view = sym.brokers[broker - 1].replica.view
-    expanded = send(enc, sym, broker, s.union(view.isr, s.bit(follower)), view.recovering)
-    return enc.merge(joins(Cluster(enc), enc.cfg, sym, broker, follower), expanded, sym)
+    """The model's `maybe_expand` on the prover's domain."""
+    return expand(Cluster(enc), enc.cfg, sym, broker, follower)
 
 
 def shrink_isr(enc: Encoding, broker: int) -> list[Instance]:
-    s = enc.sets
     d = Cluster(enc)
 
     def guard(sym: ClusterState, dropped: Term) -> Term:
         return shrink_enabled(d, enc.cfg, sym, broker, dropped)
 
     def update(sym: ClusterState, dropped: Term) -> ClusterState:
-        r = sym.brokers[broker - 1].replica
-        view = r.view
-        followers = tuple(
-            f._replace(caught_up=and_(f.caught_up, not_(s.has(dropped, m))))
-            for m, f in enumerate(r.followers, start=1)
-        )
-        sym = with_replica(sym, broker, r._replace(followers=followers))
-        sym = spend(sym, "isr_shrinks")
-        return send(enc, sym, broker, s.minus(view.isr, dropped), view.recovering)
+        return shrink_step(d, sym, broker, dropped)
 
     return [Instance("shrink_isr", broker, None, "s", guard, update)]
 

@@ -9,7 +9,7 @@ from kafkarep import rules
 from kafkarep.model.domain import Domain
 from kafkarep.symbolic.domain import Terms, decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq
+from kafkarep.symbolic.ops import Term, and_, eq, ite
 from kafkarep.symbolic.state import (
     AlterPartitionRequest,
     Broker,
@@ -99,6 +99,40 @@ class Cluster(Terms, Domain):
 
     def with_replica(self, state: Any, broker_id: int, replica: Any) -> Any:
         return with_replica(state, broker_id, replica)
+
+    def recovery(self, view: Any) -> Any:
+        return view.recovering
+
+    def ap_request_for(
+        self,
+        broker_id: int,
+        broker_epoch: Any,
+        view: Any,
+        isr: Any,
+        epochs: tuple[Any, ...],
+        recovering: Any,
+    ) -> Any:
+        sets = self.enc.sets
+        member_epochs = tuple(
+            ite(sets.has(isr, member), epoch, 0) for member, epoch in enumerate(epochs, start=1)
+        )
+        return AlterPartitionRequest(
+            True,
+            view.leader_epoch,
+            view.partition_epoch,
+            isr,
+            member_epochs,
+            recovering,
+            broker_epoch,
+        )
+
+    def pending_proposal(self, replica: Any, isr: Any, partition_epoch: Any) -> Any:
+        return replica._replace(
+            pending=True, pending_isr=isr, pending_partition_epoch=partition_epoch
+        )
+
+    def with_ap_request(self, state: Any, broker_id: int, request: Any) -> Any:
+        return with_ap_request(state, broker_id, request)
 
     def status(self, status: Any) -> Any:
         return int(status)
