@@ -31,11 +31,19 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
+from kafkarep.kafka.errors import Error
 from kafkarep.model import controller
 from kafkarep.model.controller import eligibility_now
 from kafkarep.model.hwm import nack_unacked
-from kafkarep.model.state import FollowerView, PendingAlterPartition, Replica, Role, Status
-from kafkarep.rules import AlterPartitionRequest, Changed
+from kafkarep.model.state import (
+    AlterPartitionResponse,
+    FollowerView,
+    PendingAlterPartition,
+    Replica,
+    Role,
+    Status,
+)
+from kafkarep.rules import AlterPartitionRequest, Changed, Rejected
 from kafkarep.rules.terms import Term, and_, eq
 
 
@@ -189,6 +197,42 @@ class Domain:
         requests = list(state.controller.ap_requests)
         requests[broker_id - 1] = request
         return state._replace(controller=state.controller._replace(ap_requests=tuple(requests)))
+
+    def no_ap_request(self) -> Any:
+        return None
+
+    def alter_partition(self, cfg: Any, state: Any, broker_id: int, request: Any) -> Any:
+        """(the state after the controller commits what its AlterPartition rule decides for the
+        request, the error its answer carries: NONE when the leader may adopt the result)."""
+        outcome = controller.alter_partition(controller.metadata(state, cfg), request)
+        state = controller.commit(cfg, state, outcome)
+        if isinstance(outcome, Rejected):
+            return state, outcome.error
+        if isinstance(outcome, Changed) and outcome.error is not None:
+            # NEW_LEADER_ELECTED: committed, but the requester learns the result from the metadata
+            return state, outcome.error
+        return state, Error.NONE
+
+    def ap_response_for(self, request: Any, error: Any, partition: Any) -> Any:
+        """The controller's answer to the request: the error alone, or with the partition as it
+        now is."""
+        sent = PendingAlterPartition(frozenset(request.isr_ids), request.partition_epoch)
+        if error != Error.NONE:
+            return AlterPartitionResponse(sent, error)
+        p = partition
+        return AlterPartitionResponse(
+            sent,
+            Error.NONE,
+            p.leader,
+            p.leader_epoch,
+            p.partition_epoch,
+            p.isr,
+            p.leader_recovery_state,
+        )
+
+    def pick_ap_response(self, c: Term, a: Any, b: Any) -> Any:
+        """The answer `a` where c holds, else `b`."""
+        return a if c else b
 
     def status(self, status: Status) -> Any:
         """A broker status as the domain holds one."""

@@ -28,16 +28,13 @@ from kafkarep.model.metadata_cache import (
 )
 from kafkarep.model.shapes import ClusterShape, ReplicaShape
 from kafkarep.model.state import (
-    RUNNING,
-    AlterPartitionResponse,
     ClusterState,
-    PendingAlterPartition,
     Role,
 )
-from kafkarep.rules import Changed, Rejected, outcome
+from kafkarep.rules import outcome
 from kafkarep.rules.alter_partition import NO_EPOCH_CHECK
 from kafkarep.rules.guards import Guard, all_pass, guard
-from kafkarep.rules.terms import Term, and_, implies, ite, not_
+from kafkarep.rules.terms import Term, and_, eq, implies, ite, not_
 
 
 def idle_leader(d: Domain, state: ClusterShape, broker_id: int) -> Term:
@@ -270,37 +267,25 @@ def handle_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
             yield Action("handle_alter_partition", CONTROLLER, broker_id)
 
 
+def handle_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+    """The controller decides the broker's request with its rule and commits what it decides;
+    its answer reaches the process that sent it, if that process's connection is still there
+    (running, in the broker epoch it sent the request in)."""
+    request = d.ap_request(state, broker_id)
+    state, error = d.alter_partition(cfg, state, broker_id, request)
+    state = d.with_ap_request(state, broker_id, d.no_ap_request())
+    answer = d.ap_response_for(request, error, state.partition)
+    broker = state.brokers[broker_id - 1]
+    delivered = and_(running(broker), eq(broker.epoch, request.broker_epoch))
+    if delivered is False:
+        return state
+    delivered_answer = d.pick_ap_response(delivered, answer, broker.ap_response)
+    return d.with_broker(state, broker_id, broker._replace(ap_response=delivered_answer))
+
+
 def handle(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    broker_id = action.arg
-    assert isinstance(broker_id, int)
-    request = state.controller.ap_requests[broker_id - 1]
-    assert request is not None
-    outcome = controller.alter_partition(controller.metadata(state, cfg), request)
-    state = controller.commit(cfg, state, outcome)
-    requests = list(state.controller.ap_requests)
-    requests[broker_id - 1] = None
-    state = state._replace(controller=state.controller._replace(ap_requests=tuple(requests)))
-    sent = PendingAlterPartition(frozenset(request.isr_ids), request.partition_epoch)
-    if isinstance(outcome, Rejected):
-        response = AlterPartitionResponse(sent, outcome.error)
-    elif isinstance(outcome, Changed) and outcome.error is not None:
-        # NEW_LEADER_ELECTED: committed, but the requester learns the result from the metadata.
-        response = AlterPartitionResponse(sent, outcome.error)
-    else:
-        p = state.partition
-        response = AlterPartitionResponse(
-            sent,
-            Error.NONE,
-            p.leader,
-            p.leader_epoch,
-            p.partition_epoch,
-            p.isr,
-            p.leader_recovery_state,
-        )
-    broker = state.broker(broker_id)
-    if broker.status not in RUNNING or broker.epoch != request.broker_epoch:
-        return state  # the connection of the process that sent it is gone
-    return state.with_broker(broker_id, broker._replace(ap_response=response))
+    assert isinstance(action.arg, int)
+    return handle_step(CONCRETE, cfg, state, action.arg)
 
 
 # --- the leader handles the response -----------------------------------------------------------

@@ -3,11 +3,11 @@ controller handling the request, the leader handling the answer."""
 
 from __future__ import annotations
 
-from kafkarep import rules
 from kafkarep.kafka.errors import Error
 from kafkarep.model.actions.alter_partition import (
     ROLL_BACK,
     handle_enabled,
+    handle_step,
     lag_enabled,
     lag_step,
     response_enabled,
@@ -18,23 +18,18 @@ from kafkarep.model.actions.alter_partition import (
     maybe_expand as expand,
 )
 from kafkarep.model.actions.base import CONTROLLER
-from kafkarep.symbolic.domain import AlterPartition, decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, ite, ne, or_
+from kafkarep.symbolic.ops import Term, and_, eq, or_
 from kafkarep.symbolic.state import (
     ERROR,
     LEADER,
-    AlterPartitionResponse,
     ClusterState,
-    running,
 )
 from kafkarep.symbolic.transition.cluster import (
     Cluster,
-    with_ap_request,
     with_broker,
     with_replica,
 )
-from kafkarep.symbolic.transition.controller import commit, metadata
 from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 
@@ -80,32 +75,7 @@ def handle_alter_partition(enc: Encoding, broker: int) -> list[Instance]:
         return handle_enabled(d, sym, broker)
 
     def update(sym: ClusterState, _: Term) -> ClusterState:
-        q = sym.ap_requests[broker - 1]
-        request = AlterPartition(broker, q, enc.sets)
-        outcome = decided(rules.alter_partition(metadata(enc, sym), request))
-        sym = with_ap_request(commit(enc, sym, outcome), broker, enc.no_ap_request())
-        p = sym.partition
-        failed = ne(outcome.error, ERROR[Error.NONE])
-        response = AlterPartitionResponse(
-            True,
-            q.isr,
-            q.partition_epoch,
-            outcome.error,
-            ite(failed, -1, p.leader),
-            ite(failed, -1, p.leader_epoch),
-            ite(failed, -1, p.partition_epoch),
-            enc.sets.ite(failed, 0, p.isr),
-            ite(failed, False, p.recovering),
-        )
-        b = sym.brokers[broker - 1]
-        delivered = and_(running(b), eq(b.epoch, q.broker_epoch))
-        return with_broker(
-            sym,
-            broker,
-            b._replace(
-                ap_response=enc.merge(delivered, response, b.ap_response, AlterPartitionResponse)
-            ),
-        )
+        return handle_step(d, enc.cfg, sym, broker)
 
     return [Instance("handle_alter_partition", CONTROLLER, broker, None, guard, update)]
 

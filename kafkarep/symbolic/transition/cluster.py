@@ -6,12 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from kafkarep import rules
+from kafkarep.kafka.errors import Error
 from kafkarep.model.domain import Domain
-from kafkarep.symbolic.domain import Terms, decided
+from kafkarep.symbolic.domain import AlterPartition, Terms, decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, ite
+from kafkarep.symbolic.ops import Term, and_, eq, ite, ne
 from kafkarep.symbolic.state import (
+    ERROR,
     AlterPartitionRequest,
+    AlterPartitionResponse,
     Broker,
     ClusterState,
     PartitionRegistration,
@@ -133,6 +136,32 @@ class Cluster(Terms, Domain):
 
     def with_ap_request(self, state: Any, broker_id: int, request: Any) -> Any:
         return with_ap_request(state, broker_id, request)
+
+    def no_ap_request(self) -> Any:
+        return self.enc.no_ap_request()
+
+    def alter_partition(self, cfg: Any, state: Any, broker_id: int, request: Any) -> Any:
+        asked = AlterPartition(broker_id, request, self.enc.sets)
+        outcome = decided(rules.alter_partition(metadata(self.enc, state), asked))
+        return commit(self.enc, state, outcome), outcome.error
+
+    def ap_response_for(self, request: Any, error: Any, partition: Any) -> Any:
+        failed = ne(error, ERROR[Error.NONE])
+        p = partition
+        return AlterPartitionResponse(
+            True,
+            request.isr,
+            request.partition_epoch,
+            error,
+            ite(failed, -1, p.leader),
+            ite(failed, -1, p.leader_epoch),
+            ite(failed, -1, p.partition_epoch),
+            self.enc.sets.ite(failed, 0, p.isr),
+            ite(failed, False, p.recovering),
+        )
+
+    def pick_ap_response(self, c: Term, a: Any, b: Any) -> Any:
+        return self.enc.merge(c, a, b, AlterPartitionResponse)
 
     def status(self, status: Any) -> Any:
         return int(status)
