@@ -27,6 +27,10 @@ from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
 FAST = 10_000  # pinned distinct states up to which a model is compared in the default suite
+# kip966_small with one ISR shrink, to depth 16: kip966_small is compared (below), and so are the
+# ISR shrinks of the small models that have one (zookeeper_unclean, faults/lagging_controller);
+# run without and with the reduction, in Python, it alone took 3,488 s of the nightly tier
+NOT_COMPARED = {"kip966_small_isr_shrink.toml"}
 V35 = MODELS / "history" / "v35_last_replica_standing.toml"
 
 
@@ -54,7 +58,7 @@ def _models(largest: int) -> list[Any]:
     for path in sorted(MODELS.rglob("*.toml")):
         cfg = load_model(path)
         pinned = cfg.expect.distinct_states or 0
-        if cfg.check.engine != "explorer" or pinned > 2_000_000:
+        if cfg.check.engine != "explorer" or pinned > 2_000_000 or path.name in NOT_COMPARED:
             continue
         marks = [pytest.mark.slow] if pinned > largest else []
         out.append(pytest.param(path, id=str(path.relative_to(MODELS)), marks=marks))
