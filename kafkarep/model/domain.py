@@ -3,8 +3,9 @@
 The controller rules are written once over `kafkarep.rules.terms` and a domain of broker sets
 (`kafkarep.rules.domain`). The model's own conditions (when a family's action is enabled) are
 written once the same way, over a `Domain`: the rules' set operations, and how a domain holds
-the parts of a cluster state that may be absent. `VALUES` is the explorer's domain: the model's
-NamedTuples, None for an absent part. The prover's (`kafkarep/symbolic/cluster.py`) reads its
+the parts of a cluster state that may be absent. `CONCRETE` is the explorer's domain: the model's
+NamedTuples, None for an absent part. The prover's (`kafkarep/symbolic/transition/cluster.py`,
+a subclass of `Domain`) reads its
 fixed-shape states (`kafkarep/symbolic/state.py`), where an absent part is a `present` flag over
 canonical values.
 
@@ -116,11 +117,13 @@ class Domain:
         """Two caches hold the same ISR eligibility of every broker."""
         return a == b
 
+    def decide(self, cfg: Any, state: Any, rule: str, request: Any) -> Any:
+        """What the controller rule (its name in `kafkarep.rules`) decides for the request."""
+        return getattr(controller, rule)(controller.metadata(state, cfg), request)
+
     def commit_rule(self, cfg: Any, state: Any, rule: str, request: Any) -> Any:
-        """The state after the controller commits what the rule (its name in `kafkarep.rules`)
-        decides for the request."""
-        decided = getattr(controller, rule)(controller.metadata(state, cfg), request)
-        return controller.commit(cfg, state, decided)
+        """The state after the controller commits what the rule decides for the request."""
+        return controller.commit(cfg, state, self.decide(cfg, state, rule, request))
 
     def spend(self, state: Any, budget: str) -> Any:
         """The state with one fault of the model's budget spent."""
@@ -239,10 +242,8 @@ class Domain:
         return status
 
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
-        """The controller rule (its name in `kafkarep.rules`) commits a change record for the
-        request."""
-        outcome = getattr(controller, rule)(controller.metadata(state, cfg), request)
-        return isinstance(outcome, Changed)
+        """The controller rule commits a change record for the request."""
+        return isinstance(self.decide(cfg, state, rule, request), Changed)
 
 
 CONCRETE = Domain()
@@ -260,7 +261,7 @@ def running(broker: Any) -> Term:
 
 def has_replica(d: Domain, broker: Any) -> Term:
     """The broker is up with a replica of the partition."""
-    up = broker.status <= _UP
+    up = running(broker)
     return up if up is False else and_(up, d.present(broker.replica))
 
 

@@ -12,7 +12,7 @@ An unclean shutdown fences the broker in the same step: the session timeout is n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kafkarep.model import controller
@@ -189,7 +189,9 @@ def shutdown_enabled(state: ClusterShape, broker_id: int, budget: str) -> Term:
     return and_(getattr(state.budget, budget) > 0, running(state.brokers[broker_id - 1]))
 
 
-def _shutdown_actions(name: str, budget: str) -> object:
+def _shutdown_actions(name: str) -> Callable[[ModelConfig, ClusterState], Iterator[Action]]:
+    budget = STOPS[name][0]
+
     def actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
         if getattr(state.budget, budget) == 0:
             return
@@ -358,7 +360,7 @@ FAMILIES = (
     ),
     Family(
         "stop",
-        _shutdown_actions("stop", "uncontrolled_shutdowns"),  # type: ignore[arg-type]
+        _shutdown_actions("stop"),
         stop,
         "uncontrolled_shutdowns",
         "a broker shuts down cleanly without a controlled shutdown",
@@ -366,7 +368,7 @@ FAMILIES = (
     ),
     Family(
         "crash",
-        _shutdown_actions("crash", "unclean_shutdowns"),  # type: ignore[arg-type]
+        _shutdown_actions("crash"),
         crash,
         "unclean_shutdowns",
         "an unclean shutdown that keeps the log",
@@ -374,7 +376,7 @@ FAMILIES = (
     ),
     Family(
         "crash_lossy",
-        _shutdown_actions("crash_lossy", "lossy_unclean_shutdowns"),  # type: ignore[arg-type]
+        _shutdown_actions("crash_lossy"),
         crash,
         "lossy_unclean_shutdowns",
         "an unclean shutdown that loses the log",

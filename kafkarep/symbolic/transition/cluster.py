@@ -64,10 +64,11 @@ class Cluster(Terms, Domain):
     def same_eligibility(self, a: Any, b: Any) -> Term:
         return and_(*(eq(x, y) for x, y in zip(a, b, strict=True)))
 
+    def decide(self, cfg: Any, state: Any, rule: str, request: Any) -> Any:
+        return decided(getattr(rules, rule)(metadata(self.enc, state), request))
+
     def commit_rule(self, cfg: Any, state: Any, rule: str, request: Any) -> Any:
-        return commit(
-            self.enc, state, decided(getattr(rules, rule)(metadata(self.enc, state), request))
-        )
+        return commit(self.enc, state, self.decide(cfg, state, rule, request))
 
     def spend(self, state: Any, budget: str) -> Any:
         return spend(state, budget)
@@ -167,7 +168,7 @@ class Cluster(Terms, Domain):
         return int(status)
 
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
-        return decided(getattr(rules, rule)(metadata(self.enc, state), request)).changed
+        return self.decide(cfg, state, rule, request).changed
 
 
 def nack_unacked(enc: Encoding, r: Replica) -> Replica:
