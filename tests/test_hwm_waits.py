@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kafkarep.model.config import ModelConfig, ModelError, load_model
-from kafkarep.model.hwm import commit_offset, wait_offset
+from kafkarep.model.domain import CONCRETE
+from kafkarep.model.hwm import hwm_offset
 from kafkarep.model.metadata_cache import FENCED
 from kafkarep.model.state import FollowerView, Replica, Role
 from tests.helpers import reg
@@ -60,10 +61,7 @@ def test_the_hwm_waits_for_the_followers_of_its_release(
 ) -> None:
     cfg = _cfg(tmp_path, waits)
     for epoch, expected in ((1, eligible_3), (FENCED, fenced_3)):
-        leader = _leader(epoch)
-        members = leader.maximal_isr
-        offset = commit_offset(members, leader, 1)
-        assert wait_offset(cfg, members, leader, 1, offset) == expected
+        assert hwm_offset(CONCRETE, cfg, _leader(epoch), 1) == expected
 
 
 def test_an_unknown_value_is_one_line(tmp_path: Path) -> None:

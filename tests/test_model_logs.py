@@ -1,7 +1,8 @@
 """Log divergence and truncation (protocol description §3, the log divergence cases; Kafka
 OffsetsForLeaderEpoch), and the HWM commit point (protocol description §2.7)."""
 
-from kafkarep.model.hwm import commit_offset
+from kafkarep.model.domain import CONCRETE
+from kafkarep.model.hwm import hwm_offset
 from kafkarep.model.logs import (
     UNDEFINED,
     Entries,
@@ -14,7 +15,7 @@ from kafkarep.model.logs import (
     truncation_point,
 )
 from kafkarep.model.state import FollowerView, Replica, Role
-from tests.helpers import reg
+from tests.helpers import reg, three_brokers
 
 
 def test_end_offset_for_epoch() -> None:
@@ -102,8 +103,9 @@ def test_commit_offset_waits_for_maximal_isr() -> None:
         maximal_isr=frozenset({1, 2, 3}),
         followers=(FollowerView(), FollowerView(2, 1, True), FollowerView(1, 1, True)),
     )
-    maximal = leader.maximal_isr
-    assert commit_offset(maximal, leader, 1) == 1  # 3 is in the maximal ISR and has fetched 1
-    assert commit_offset(frozenset({1, 2}), leader, 1) == 2
+    cfg = three_brokers({})
+    assert hwm_offset(CONCRETE, cfg, leader, 1) == 1  # 3 is in the maximal ISR, has fetched 1
+    committed = leader._replace(maximal_isr=frozenset({1, 2}))
+    assert hwm_offset(CONCRETE, cfg, committed, 1) == 2
     unknown = leader._replace(followers=(FollowerView(), FollowerView(), FollowerView(1, 1, True)))
-    assert commit_offset(maximal, unknown, 1) == 0  # a member not heard from holds it at 0
+    assert hwm_offset(CONCRETE, cfg, unknown, 1) == 0  # a member not heard from holds it at 0

@@ -280,10 +280,12 @@ def test_the_history_variables_are_read_by_nothing_else(model: str) -> None:
 def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """The history variable's update is checked like every other field: recording the epoch
     after the leader's instead of its own is a disagreement."""
-    real = hwm.maybe_advance_hwm
+    real = hwm.advance_hwm
 
-    def wrong(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
-        out = real(enc, sym, broker)
+    def wrong(
+        enc: Encoding, sym: ClusterState, broker: int, advance: Any, offset: Any
+    ) -> ClusterState:
+        out = real(enc, sym, broker, advance, offset)
         g = out.ghost
         shifted = tuple(
             ops.ite(ops.ne(a, b), a + 1, a)
@@ -291,8 +293,8 @@ def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
         )
         return out._replace(ghost=g._replace(committed_in=shifted))
 
-    for module in transition_modules("maybe_advance_hwm"):
-        monkeypatch.setattr(module, "maybe_advance_hwm", wrong)
+    for module in transition_modules("advance_hwm"):
+        monkeypatch.setattr(module, "advance_hwm", wrong)
     result = agreement.check(load_model(MODELS / "kip966_small.toml"), 5)
     assert any("committed_in" in d.problem for d in result.disagreements)
 

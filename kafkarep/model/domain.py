@@ -35,7 +35,7 @@ from mypy_extensions import mypyc_attr
 from kafkarep.kafka.errors import Error
 from kafkarep.model import controller
 from kafkarep.model.controller import eligibility_now
-from kafkarep.model.hwm import nack_unacked
+from kafkarep.model.hwm import advance_to, nack_unacked
 from kafkarep.model.state import (
     AlterPartitionResponse,
     FollowerView,
@@ -244,6 +244,11 @@ class Domain:
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
         """The controller rule commits a change record for the request."""
         return isinstance(self.decide(cfg, state, rule, request), Changed)
+
+    def advance_hwm(self, cfg: Any, state: Any, broker_id: int, when: Term, hwm: Term) -> Any:
+        """Where `when` holds, the leader's HWM moves to `hwm`: its writes below it are
+        acknowledged and the ghost records the commit (`hwm.advance_to`)."""
+        return advance_to(cfg, state, broker_id, hwm)
 
 
 CONCRETE = Domain()

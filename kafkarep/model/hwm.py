@@ -19,7 +19,7 @@ from kafkarep.model.shapes import ReplicaShape
 from kafkarep.model.state import ClusterState, Ghost, Replica
 from kafkarep.rules.domain import VALUES
 from kafkarep.rules.guards import guard
-from kafkarep.rules.terms import Term, and_, or_
+from kafkarep.rules.terms import Term, and_, imax, imin, ite, not_, or_
 
 
 @guard("hwm")
@@ -46,15 +46,6 @@ def hwm_members(cfg: ModelConfig, replica: ReplicaShape) -> Any:
     return replica.maximal_isr
 
 
-def commit_offset(members: frozenset[int], replica: Replica, broker_id: int) -> int:
-    """The highest offset replicated to every member (`hwm_members`) the leader knows of."""
-    offset = replica.leo
-    for member in members:
-        if member != broker_id:
-            offset = min(offset, max(replica.followers[member - 1].leo, 0))
-    return offset
-
-
 @guard("hwm")
 def waits_for_caught_up_follower(cfg: ModelConfig, replica: ReplicaShape, follower: int) -> Term:
     """The HWM also waits for a follower outside the Maximal ISR that caught up within
@@ -67,39 +58,60 @@ def waits_for_caught_up_follower(cfg: ModelConfig, replica: ReplicaShape, follow
     if waits == "none":  # 0.10.1 and older: the HWM is the ISR's alone
         return False
     caught_up = replica.followers[follower - 1].caught_up
-    if waits == "caught-up":
+    if waits == "caught-up" or caught_up is False:
         return caught_up
     return and_(caught_up, isr_eligible(cfg, replica, follower))
 
 
-def wait_offset(
-    cfg: ModelConfig, members: frozenset[int], replica: Replica, broker_id: int, offset: int
-) -> int:
-    """The commit offset, held back to the LEO of each follower the HWM waits for."""
-    assert replica.view is not None
+def hwm_offset(d: Any, cfg: ModelConfig, replica: Any, broker_id: int) -> Term:
+    """Where the leader's HWM would move: the highest offset every member of `hwm_members`
+    has fetched, as far as the leader knows, held back to the LEO of each follower the HWM
+    waits for (`waits_for_caught_up_follower`). Over any domain `d`."""
+    members = hwm_members(cfg, replica)
+    offset = replica.leo
+    for member in cfg.broker_ids:
+        if member != broker_id:
+            fetched = imax(replica.followers[member - 1].leo, 0)
+            offset = ite(d.has(members, member), imin(offset, fetched), offset)
     if not waits_for_caught_up_follower.enabled(cfg.options.disabled_guards):
         return offset
-    waits = waits_for_caught_up_follower.check
-    for member in replica.view.replicas:
-        if member == broker_id or member in members:
-            continue
+    for member in cfg.broker_ids:
         leo = replica.followers[member - 1].leo
-        if leo < offset and waits(cfg, replica, member):
-            offset = leo
+        outside = and_(member != broker_id, leo < offset, not_(d.has(members, member)))
+        if outside is False:
+            continue
+        waits = and_(outside, d.has(replica.view.replicas, member))
+        if waits is False:
+            continue
+        waits = and_(waits, waits_for_caught_up_follower.check(cfg, replica, member))
+        offset = ite(waits, leo, offset)
     return offset
 
 
-def maybe_advance_hwm(state: ClusterState, cfg: ModelConfig, broker_id: int) -> ClusterState:
+def maybe_advance_hwm(d: Any, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+    """The leader moves its HWM forward to `hwm_offset` while its ISR is at least MinISR
+    (`Partition.maybeIncrementLeaderHW`, 4.1.0), acknowledging the writes it passes."""
+    replica = state.brokers[broker_id - 1].replica
+    offset = hwm_offset(d, cfg, replica, broker_id)
+    advance = offset > replica.hwm
+    if advance is False:
+        return state
+    advance = and_(
+        advance,
+        isr_at_min_isr.passes(cfg.options.disabled_guards, cfg, replica, d.min_isr(replica), d),
+    )
+    if advance is False:
+        return state
+    return d.advance_hwm(cfg, state, broker_id, advance, offset)
+
+
+def advance_to(cfg: ModelConfig, state: ClusterState, broker_id: int, new_hwm: int) -> ClusterState:
+    """The leader's HWM moves to `new_hwm` (`Domain.advance_hwm`): the writes below it are
+    acknowledged, the ghost records the commit and any advance below MinISR."""
     broker = state.broker(broker_id)
     replica = broker.replica
     assert replica is not None and replica.view is not None
     members = hwm_members(cfg, replica)
-    offset = commit_offset(members, replica, broker_id)
-    new_hwm = wait_offset(cfg, members, replica, broker_id, offset)
-    if new_hwm <= replica.hwm or not isr_at_min_isr.passes(
-        cfg.options.disabled_guards, cfg, replica, replica.min_isr
-    ):
-        return state
     ghost = state.ghost
     if cfg.options.elr_enabled and len(replica.view.isr) < replica.min_isr:
         ghost = _first(ghost, hwm_below_min_isr=(broker_id, len(replica.view.isr)))

@@ -351,7 +351,7 @@ def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSt
     )
     replica = replica._replace(view=view, maximal_isr=answer.isr, pending=None)
     state = state.with_broker(action.actor, broker._replace(replica=replica))
-    return maybe_advance_hwm(state, cfg, action.actor)
+    return maybe_advance_hwm(CONCRETE, cfg, state, action.actor)
 
 
 def describe_handle(

@@ -73,7 +73,7 @@ def produce(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterSta
         ghost = ghost.receive(action.actor, replica.log[-1:])
     state = state.with_broker(action.actor, broker._replace(replica=replica))
     state = state._replace(budget=state.budget.spend("records"), ghost=ghost)
-    return maybe_advance_hwm(state, cfg, action.actor)
+    return maybe_advance_hwm(CONCRETE, cfg, state, action.actor)
 
 
 # --- fetch -----------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def _record_fetch(
     # the HWM, and that only if the follower's LEO moved.
     state = maybe_expand(CONCRETE, cfg, state, leader_id, follower_id)
     if moved:
-        state = maybe_advance_hwm(state, cfg, leader_id)
+        state = maybe_advance_hwm(CONCRETE, cfg, state, leader_id)
     return state
 
 

@@ -139,7 +139,7 @@ def act_on(
             eligible=eligible, min_isr=min_isr
         )
         state = state.with_broker(broker_id, broker._replace(replica=replica))
-        return maybe_advance_hwm(state, cfg, broker_id)
+        return maybe_advance_hwm(CONCRETE, cfg, state, broker_id)
     if replica is not None and (not stays or replica.role == Role.LEADER):
         # It stops leading, or holding the partition at all: its unacknowledged writes fail.
         state = nack_unacked(state.with_broker(broker_id, broker), broker_id)

@@ -18,6 +18,7 @@ from kafkarep.model.actions.alter_partition import (
     maybe_expand as expand,
 )
 from kafkarep.model.actions.base import CONTROLLER
+from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, or_
 from kafkarep.symbolic.state import (
@@ -30,7 +31,6 @@ from kafkarep.symbolic.transition.cluster import (
     with_broker,
     with_replica,
 )
-from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 
 
@@ -113,7 +113,10 @@ def alter_partition_response(enc: Encoding, broker: int) -> list[Instance]:
             isr=a.isr, partition_epoch=a.partition_epoch, recovering=a.recovering
         )
         adopted = maybe_advance_hwm(
-            enc, with_replica(sym, broker, cleared._replace(view=view, maximal_isr=a.isr)), broker
+            Cluster(enc),
+            enc.cfg,
+            with_replica(sym, broker, cleared._replace(view=view, maximal_isr=a.isr)),
+            broker,
         )
         after_roll_back = with_replica(sym, broker, rolled)
         return enc.merge(accepted, adopted, enc.merge(rolls_back, after_roll_back, sym))

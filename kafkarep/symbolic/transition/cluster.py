@@ -22,6 +22,7 @@ from kafkarep.symbolic.state import (
     View,
 )
 from kafkarep.symbolic.transition.controller import commit, eligibility_now, metadata
+from kafkarep.symbolic.transition.hwm import advance_hwm
 from kafkarep.symbolic.transition.logs import cut
 
 
@@ -169,6 +170,9 @@ class Cluster(Terms, Domain):
 
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
         return self.decide(cfg, state, rule, request).changed
+
+    def advance_hwm(self, cfg: Any, state: Any, broker_id: int, when: Term, hwm: Term) -> Any:
+        return advance_hwm(self.enc, state, broker_id, when, hwm)
 
 
 def nack_unacked(enc: Encoding, r: Replica) -> Replica:

@@ -10,6 +10,7 @@ from kafkarep.model.actions.data import (
     response_guards,
 )
 from kafkarep.model.actions.lifecycle import tracks_recovery_point
+from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.logs import diverges, truncation_point
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
@@ -28,7 +29,6 @@ from kafkarep.symbolic.transition.cluster import (
     with_broker,
     with_replica,
 )
-from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 from kafkarep.symbolic.transition.logs import cut, epochs
 
@@ -51,7 +51,7 @@ def produce(enc: Encoding, broker: int) -> list[Instance]:
             ),
         )
         sym = spend(with_replica(sym, broker, r), "records")
-        return maybe_advance_hwm(enc, sym, broker)
+        return maybe_advance_hwm(d, enc.cfg, sym, broker)
 
     return [Instance("produce", broker, None, None, guard, update)]
 
@@ -74,7 +74,7 @@ def fetch(enc: Encoding, follower: int, leader: int) -> Instance:
         followers[follower - 1] = FollowerView(f.leo, fb.epoch, True, caught_up)
         fetched = with_replica(sym, leader, lr._replace(followers=tuple(followers)))
         fetched = maybe_expand(enc, fetched, leader, follower)
-        fetched = enc.merge(moved, maybe_advance_hwm(enc, fetched, leader), fetched)
+        fetched = enc.merge(moved, maybe_advance_hwm(d, enc.cfg, fetched, leader), fetched)
         lr1 = fetched.brokers[leader - 1].replica
         answer = FetchResponse(
             True,

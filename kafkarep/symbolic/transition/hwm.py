@@ -1,40 +1,23 @@
-"""The HWM and acknowledgements (`kafkarep/model/hwm.py`)."""
+"""What an HWM advance records in the prover's state (`kafkarep/model/hwm.py` decides where the
+HWM moves): the acknowledgements and the ghost's commits, as `state.py` encodes them."""
 
 from __future__ import annotations
 
-from kafkarep.model.hwm import isr_at_min_isr, waits_for_caught_up_follower
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, imax, imin, ite, not_, or_
+from kafkarep.symbolic.ops import Term, and_, ite, not_, or_
 from kafkarep.symbolic.state import ClusterState, Ghost
-from kafkarep.symbolic.transition.cluster import with_replica
 
 
-def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterState:
+def advance_hwm(
+    enc: Encoding, sym: ClusterState, broker: int, advance: Term, offset: Term
+) -> ClusterState:
+    """`Cluster.advance_hwm`: where `advance` holds, the leader's HWM moves to `offset`, its
+    writes below it are acknowledged and the ghost records the commit (`hwm.advance_to`)."""
     cfg = enc.cfg
     s = enc.sets
-    b = sym.brokers[broker - 1]
-    r = b.replica
-    offset: Term = r.leo
-    for m in range(1, enc.n + 1):
-        if m != broker:
-            offset = ite(
-                s.has(r.maximal_isr, m), imin(offset, imax(r.followers[m - 1].leo, 0)), offset
-            )
-    if enc.guard_on(waits_for_caught_up_follower):  # False where the release waits for none
-        for m in range(1, enc.n + 1):
-            f = r.followers[m - 1]
-            waits = and_(
-                m != broker,
-                s.has(r.view.replicas, m),
-                not_(s.has(r.maximal_isr, m)),
-                waits_for_caught_up_follower.check(cfg, r, m),
-                f.leo < offset,
-            )
-            offset = ite(waits, f.leo, offset)
+    r = sym.brokers[broker - 1].replica
     at_min = s.size(r.view.isr) >= cfg.min_isr
-    passes = enc.check(isr_at_min_isr, cfg, r, cfg.min_isr, s)
-    advance = and_(offset > r.hwm, passes)
     g = sym.ghost
     hwm_below = g.hwm_below_min_isr
     if cfg.options.elr_enabled:
@@ -77,4 +60,6 @@ def maybe_advance_hwm(enc: Encoding, sym: ClusterState, broker: int) -> ClusterS
         g.led_since,
     )
     r = r._replace(hwm=ite(advance, offset, r.hwm), unacked_from=unacked, received=tuple(received))
-    return with_replica(sym, broker, r)._replace(ghost=ghost)
+    brokers = list(sym.brokers)
+    brokers[broker - 1] = brokers[broker - 1]._replace(replica=r)
+    return sym._replace(brokers=tuple(brokers), ghost=ghost)

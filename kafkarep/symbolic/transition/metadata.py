@@ -9,6 +9,7 @@ from kafkarep.model.actions.metadata import (
     apply_registrations_step,
     reset_out_of_sync_followers,
 )
+from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.symbolic.domain import Terms
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, implies, ite, ne, not_, or_
@@ -29,7 +30,6 @@ from kafkarep.symbolic.transition.cluster import (
     with_replica,
 )
 from kafkarep.symbolic.transition.controller import record_at
-from kafkarep.symbolic.transition.hwm import maybe_advance_hwm
 from kafkarep.symbolic.transition.instance import Build, Instance, per_broker
 
 
@@ -105,7 +105,7 @@ def act_on(
     leading_state = with_replica(sym, broker, led)
     if enc.reassigning:
         leading_state = _leading_since(sym, leading_state, broker, r, snapshot)
-    leading_state = maybe_advance_hwm(enc, leading_state, broker)
+    leading_state = maybe_advance_hwm(Cluster(enc), enc.cfg, leading_state, broker)
     # the follower branch
     follower = nack_unacked(enc, r0)._replace(
         role=ite(snapshot.leader > 0, FOLLOWER, NONE),
