@@ -487,27 +487,20 @@ def test_differing_records_are_still_named() -> None:
 # --- a rule change that lets a follower's HWM pass its log end ---------------------------------
 
 
-def fetch_response_past_leo(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """`data.fetch_response` with a seeded bug: the follower adopts the leader's HWM whole, not
+def appended_past_leo(d: Any, replica: Any, response: Any) -> Any:
+    """`data._appended` with a seeded bug: the follower adopts the leader's HWM whole, not
     bounded by its own log end (`min(response.hwm, len(log))`)."""
-    broker = state.broker(action.actor)
-    response = broker.fetch_response
-    assert response is not None
-    broker = broker._replace(fetch_response=None)
-    replica = broker.replica
-    disabled = cfg.options.disabled_guards
-    if not data.in_fetcher(replica, response) or any(
-        not guard.passes(disabled, replica, response) for guard in data.response_guards(cfg)
-    ):
-        return state.with_broker(action.actor, broker)
-    assert replica is not None
-    if response.diverging is not None:
-        cut = data.truncate_to(cfg.truncation, replica.log, replica.hwm, response.diverging)
-        replica = replica._replace(log=replica.log[:cut], hwm=min(replica.hwm, cut))
-    else:
-        replica = replica._replace(log=replica.log + response.entries, hwm=response.hwm)
-        state = state._replace(ghost=state.ghost.receive(action.actor, response.entries))
-    return state.with_broker(action.actor, broker._replace(replica=replica))
+    return d.append_entries(replica, response)._replace(hwm=response.hwm)
+
+
+def fetch_response_past_leo(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """`data.fetch_response` with that bug."""
+    real = data._appended
+    data._appended = appended_past_leo
+    try:
+        return data.fetch_response(cfg, state, action)
+    finally:
+        data._appended = real
 
 
 @pytest.fixture

@@ -60,8 +60,9 @@ def guard_names_written_as_strings(files: list[Path]) -> list[str]:
 
 
 def test_the_prover_refers_to_every_guard_by_its_object() -> None:
-    """`Encoding.check(guard, ...)` and `Encoding.guard_on(guard)` take the model's `Guard`,
-    so a misspelt guard is an import error and mypy's, never a guard on for good."""
+    """The prover runs the model's guards where the model's steps ask them, and switches one
+    off by its object (`Encoding.guard_on(guard)`), so a misspelt guard is an import error and
+    mypy's, never a guard on for good."""
     prover = sorted((ROOT / "kafkarep" / "symbolic").rglob("*.py"))
     assert len(prover) > 40
     assert guard_names_written_as_strings(prover) == []
@@ -69,10 +70,13 @@ def test_the_prover_refers_to_every_guard_by_its_object() -> None:
 
 def test_a_guard_named_by_a_string_is_found(tmp_path: Path) -> None:
     """Seeded: a copy of a prover module that names its guard by string again."""
-    text = (ROOT / "kafkarep" / "symbolic" / "transition" / "hwm.py").read_text()
-    assert "enc.check(isr_at_min_isr, " in text
-    seeded = tmp_path / "hwm.py"
-    named = text.replace("enc.check(isr_at_min_isr, ", 'enc.passes("hwm.isr_at_min_isr", ')
+    text = (ROOT / "kafkarep" / "symbolic" / "transition" / "cluster.py").read_text()
+    assert "guard_on(fetch_offset_matches)" in text
+    seeded = tmp_path / "cluster.py"
+    named = text.replace(
+        "guard_on(fetch_offset_matches)", 'guard_on("fetch_response.fetch_offset_matches")'
+    )
     seeded.write_text(named)
-    line = next(n for n, t in enumerate(seeded.read_text().splitlines(), 1) if '"hwm.' in t)
-    assert guard_names_written_as_strings([seeded]) == [f"{seeded}:{line}: 'hwm.isr_at_min_isr'"]
+    line = next(n for n, t in enumerate(seeded.read_text().splitlines(), 1) if '"fetch_resp' in t)
+    found = guard_names_written_as_strings([seeded])
+    assert found == [f"{seeded}:{line}: 'fetch_response.fetch_offset_matches'"]

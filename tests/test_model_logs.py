@@ -71,20 +71,20 @@ def test_kip101_misses_kafka_6361_and_kip279_does_not() -> None:
     assert told is None  # epoch 2 "ends" at offset 1, the follower's LEO: it keeps value 2
     told = answer("leader-epoch", LEADER_6361, 3, fetch_offset=1, last_epoch=2)
     assert told == (1, 1)
-    assert truncate_to("leader-epoch", FOLLOWER_6361, 0, told) == 0  # value 2 goes
+    assert truncate_to("leader-epoch", Entries(FOLLOWER_6361), 0, *told) == 0  # value 2 goes
 
 
 def test_kip101_undefined_falls_back_to_the_hwm() -> None:
     told = answer("kip-101", ((1, 1),), 2, fetch_offset=2, last_epoch=3)
     assert told == (3, UNDEFINED)
-    assert truncate_to("kip-101", ((1, 1), (3, 2)), 1, told) == 1
+    assert truncate_to("kip-101", Entries(((1, 1), (3, 2))), 1, *told) == 1
 
 
 def test_high_watermark_truncation_only_sees_an_out_of_range_offset() -> None:
     assert answer("high-watermark", LEADER_6361, 3, fetch_offset=1, last_epoch=2) is None
     told = answer("high-watermark", ((1, 1),), 3, fetch_offset=2, last_epoch=1)
     assert told == (UNDEFINED, 1)
-    assert truncate_to("high-watermark", ((1, 1), (1, 2)), 0, told) == 1
+    assert truncate_to("high-watermark", Entries(((1, 1), (1, 2))), 0, *told) == 1
 
 
 def test_the_epoch_cache_ignores_an_older_epoch() -> None:

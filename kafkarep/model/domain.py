@@ -36,8 +36,10 @@ from kafkarep.kafka.errors import Error
 from kafkarep.model import controller
 from kafkarep.model.controller import eligibility_now
 from kafkarep.model.hwm import advance_to, nack_unacked
+from kafkarep.model.logs import Entries, truncated
 from kafkarep.model.state import (
     AlterPartitionResponse,
+    FetchResponse,
     FollowerView,
     PendingAlterPartition,
     Replica,
@@ -244,6 +246,96 @@ class Domain:
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
         """The controller rule commits a change record for the request."""
         return isinstance(self.decide(cfg, state, rule, request), Changed)
+
+    # --- logs and the ghost of who holds a write (the data plane's steps) -------------------------
+
+    def entries(self, replica: Any) -> Any:
+        """The replica's log as the leader-epoch functions read one (`logs.Entries`)."""
+        return Entries(replica.log)
+
+    def write(self, cfg: Any, state: Any, replica: Any) -> Any:
+        """The leader's replica with the producer's next write appended in its leader epoch."""
+        value = cfg.records - state.budget.records + 1
+        return replica._replace(log=replica.log + ((replica.view.leader_epoch, value),))
+
+    def received_by_writer(self, state: Any, broker_id: int, offset: Any) -> Any:
+        """The leader is the first receiver of the write it appended at the offset."""
+        replica = state.brokers[broker_id - 1].replica
+        written = replica.log[offset : offset + 1]
+        return state._replace(ghost=state.ghost.receive(broker_id, written))
+
+    def receive(self, state: Any, broker_id: int, when: Term, before: Any, after: Any) -> Any:
+        """Where `when` holds, the broker received the records its replica appended, from
+        `before` to `after`: each write not yet judged gains it as a receiver."""
+        if not when:
+            return state
+        appended = after.log[len(before.log) :]
+        return state._replace(ghost=state.ghost.receive(broker_id, appended))
+
+    def diverging(self, response: Any) -> Term:
+        """The fetch response says where the logs diverge (it carries no records)."""
+        return response.diverging is not None
+
+    def divergence(self, response: Any) -> Any:
+        """(the diverging epoch, its end offset) a diverging response carries."""
+        return response.diverging
+
+    def truncated(self, replica: Any, offset: Any) -> Any:
+        """The replica truncated at the offset (`logs.truncated`)."""
+        return truncated(replica, offset)
+
+    def append_entries(self, replica: Any, response: Any) -> Any:
+        """The replica with the response's records appended to its log."""
+        return replica._replace(log=replica.log + response.entries)
+
+    # --- the AlterPartition answer ----------------------------------------------------------------
+
+    # False where the controller never sends a leader an error it retries (the prover's:
+    # STALE_BROKER_EPOCH reaches no live connection, `handle_step`, and it encodes no lagging
+    # controller's NOT_CONTROLLER)
+    retriable_answers = True
+
+    def error(self, error: Error) -> Any:
+        """An error code as the domain holds one."""
+        return error
+
+    def answers_pending(self, replica: Any, answer: Any) -> Term:
+        """The answer is to the proposal the leader still has pending."""
+        return replica.pending == answer.request
+
+    def rolled_back(self, replica: Any) -> Any:
+        """The leader's proposal dropped: its Maximal ISR is its committed ISR again."""
+        return replica._replace(maximal_isr=replica.view.isr, pending=None)
+
+    def adopted(self, replica: Any, answer: Any) -> Any:
+        """The leader adopts the partition the controller answered with: its ISR, partition
+        epoch and recovery state; nothing pending."""
+        view = replica.view._replace(
+            isr=answer.isr,
+            partition_epoch=answer.partition_epoch,
+            leader_recovery_state=answer.leader_recovery_state,
+        )
+        return replica._replace(view=view, maximal_isr=answer.isr, pending=None)
+
+    # --- the data plane's steps ----------------------------------------------------------------
+
+    def follower_view(self, leo: Any, broker_epoch: Any, this_epoch: Any, caught_up: Any) -> Any:
+        """A leader's view of a follower (`FollowerView`)."""
+        return FollowerView(leo, broker_epoch, this_epoch, caught_up)
+
+    def fetch_answer(self, leader_id: int, epoch: Any, fetch_offset: Any, leader: Any) -> Any:
+        """The leader's answer to a fetch: its HWM and the records after the fetch offset."""
+        return FetchResponse(leader_id, epoch, fetch_offset, leader.hwm, leader.log[fetch_offset:])
+
+    def refusal(
+        self, leader_id: int, epoch: Any, fetch_offset: Any, hwm: Any, at_epoch: Any, end: Any
+    ) -> Any:
+        """The leader's answer where the logs diverge: the diverging epoch and its end offset."""
+        return FetchResponse(leader_id, epoch, fetch_offset, hwm, (), (at_epoch, end))
+
+    def pick_response(self, c: Term, a: Any, b: Any) -> Any:
+        """The fetch response `a` where c holds, else `b`."""
+        return a if c else b
 
     def advance_hwm(self, cfg: Any, state: Any, broker_id: int, when: Term, hwm: Term) -> Any:
         """Where `when` holds, the leader's HWM moves to `hwm`: its writes below it are

@@ -142,14 +142,25 @@ def answer(
     return None
 
 
-def truncate_to(truncation: str, log: Log, hwm: int, told: tuple[int, int]) -> int:
-    """Where a follower truncates on the leader's answer (`answer`)."""
+def divergence(
+    truncation: str, leader_log: LogShape, leader_epoch: Term, fetch_offset: Term, last_epoch: Term
+) -> tuple[Term, Term, Term]:
+    """`answer` in any domain: (whether the leader tells the follower to truncate, the epoch,
+    the end offset). The prover encodes the leader-epoch truncation only."""
     if truncation == "leader-epoch":
-        return truncation_point(Entries(log), *told)
-    end = told[1]
+        return diverges(leader_log, leader_epoch, fetch_offset, last_epoch)
+    assert isinstance(leader_log, Entries)  # the model's own values
+    told = answer(truncation, leader_log.log, leader_epoch, fetch_offset, last_epoch)
+    return (False, 0, 0) if told is None else (True, *told)
+
+
+def truncate_to(truncation: str, log: LogShape, hwm: Term, epoch: Term, end: Term) -> Term:
+    """Where a follower truncates on the leader's answer (`answer`: the epoch and end offset)."""
+    if truncation == "leader-epoch":
+        return truncation_point(log, epoch, end)
     if end == UNDEFINED:
-        return min(hwm, len(log))  # 0.11: no usable answer, fall back to the HWM
-    return min(end, len(log))
+        return imin(hwm, log.leo)  # 0.11: no usable answer, fall back to the HWM
+    return imin(end, log.leo)
 
 
 def truncated(replica: Replica, offset: int) -> Replica:

@@ -143,11 +143,6 @@ class Encoding:
         self.replica_slots = tuple(cfg.replicas) + (0,) * (self.n - len(cfg.replicas))
         self.fixed = self._fixed(names)
 
-    def check(self, guard: Guard, *args: Any) -> Term:
-        """The model's guard itself, on the prover's terms (a guard written over
-        `kafkarep.rules.terms`), switched off or made to refuse as the model file says."""
-        return guard.passes(self.cfg.options.disabled_guards, *args)
-
     def guard_on(self, guard: Guard) -> bool:
         """False when the model file switched the guard off."""
         return guard.enabled(self.cfg.options.disabled_guards)

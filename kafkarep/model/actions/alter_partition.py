@@ -19,7 +19,7 @@ from kafkarep.model import controller
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import CONTROLLER, Action, Family
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.domain import CONCRETE, Domain, leads, running
+from kafkarep.model.domain import _LEADER, CONCRETE, Domain, leads, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import hwm_members, maybe_advance_hwm, waits_for_caught_up_follower
 from kafkarep.model.metadata_cache import (
@@ -34,7 +34,7 @@ from kafkarep.model.state import (
 from kafkarep.rules import outcome
 from kafkarep.rules.alter_partition import NO_EPOCH_CHECK
 from kafkarep.rules.guards import Guard, all_pass, guard
-from kafkarep.rules.terms import Term, and_, eq, implies, ite, not_
+from kafkarep.rules.terms import Term, and_, eq, implies, ite, not_, or_
 
 
 def idle_leader(d: Domain, state: ClusterShape, broker_id: int) -> Term:
@@ -317,41 +317,52 @@ RETRY = frozenset({Error.NOT_CONTROLLER, Error.STALE_BROKER_EPOCH})
 
 
 def response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    return response_step(CONCRETE, cfg, state, action.actor)
+
+
+def response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
     """The leader handles the controller's answer as Kafka's Partition does (§2.9.2): commit an
     accepted ISR of its own leader epoch and a partition epoch not older than its own; roll back
-    on INELIGIBLE_REPLICA or OPERATION_NOT_ATTEMPTED; otherwise keep the proposal pending (its
-    Maximal ISR still bounds the HWM) until newer metadata replaces it. A response to a proposal
-    the leader has since dropped is ignored."""
-    broker = state.broker(action.actor)
+    on INELIGIBLE_REPLICA or OPERATION_NOT_ATTEMPTED; send the proposal again on an error Kafka
+    retries; otherwise keep the proposal pending (its Maximal ISR still bounds the HWM) until
+    newer metadata replaces it. A response to a proposal the leader has since dropped is
+    ignored."""
+    broker = state.brokers[broker_id - 1]
     answer = broker.ap_response
-    assert answer is not None
-    broker = broker._replace(ap_response=None)
     replica = broker.replica
-    if replica is None or replica.role != Role.LEADER or replica.pending != answer.request:
-        return state.with_broker(action.actor, broker)
+    state = d.with_broker(state, broker_id, broker._replace(ap_response=d.no_ap_response()))
+    mine = d.present(replica)
+    mine = mine if mine is False else and_(mine, eq(replica.role, _LEADER))
+    mine = mine if mine is False else and_(mine, d.answers_pending(replica, answer))
+    if mine is False:
+        return state
+    error = answer.error
     view = replica.view
-    assert view is not None
-    if answer.error in ROLL_BACK:
-        replica = replica._replace(maximal_isr=view.isr, pending=None)
-        return state.with_broker(action.actor, broker._replace(replica=replica))
-    if answer.error in RETRY:
+    accepted = and_(
+        mine,
+        eq(error, d.error(Error.NONE)),
+        eq(answer.leader_epoch, view.leader_epoch),
+        answer.partition_epoch >= view.partition_epoch,
+    )
+    rolls_back = and_(mine, or_(*(eq(error, d.error(e)) for e in sorted(ROLL_BACK))))
+    retries = False
+    if d.retriable_answers:
+        retries = and_(mine, or_(*(eq(error, d.error(e)) for e in sorted(RETRY))))
+    after = state
+    if rolls_back is not False:
+        rolled = d.with_replica(state, broker_id, d.rolled_back(replica))
+        after = d.pick_state(rolls_back, rolled, after)
+    if retries is not False:
         # Every proposal is RECOVERED: a leader counts itself RECOVERED from the moment it
         # leads (`metadata._as_leader`).
-        state = state.with_broker(action.actor, broker)
         isr = answer.request.isr
-        return propose(CONCRETE, state, action.actor, isr, LeaderRecoveryState.RECOVERED)
-    if answer.error != Error.NONE:
-        return state.with_broker(action.actor, broker)
-    if answer.leader_epoch != view.leader_epoch or answer.partition_epoch < view.partition_epoch:
-        return state.with_broker(action.actor, broker)  # stale: ignored, still pending
-    view = view._replace(
-        isr=answer.isr,
-        partition_epoch=answer.partition_epoch,
-        leader_recovery_state=answer.leader_recovery_state,
-    )
-    replica = replica._replace(view=view, maximal_isr=answer.isr, pending=None)
-    state = state.with_broker(action.actor, broker._replace(replica=replica))
-    return maybe_advance_hwm(CONCRETE, cfg, state, action.actor)
+        again = propose(d, state, broker_id, isr, LeaderRecoveryState.RECOVERED)
+        after = d.pick_state(retries, again, after)
+    if accepted is not False:
+        adopted = d.with_replica(state, broker_id, d.adopted(replica, answer))
+        adopted = maybe_advance_hwm(d, cfg, adopted, broker_id)
+        after = d.pick_state(accepted, adopted, after)
+    return after
 
 
 def describe_handle(

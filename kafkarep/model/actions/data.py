@@ -17,23 +17,21 @@ from kafkarep.model import footprint as fp
 from kafkarep.model.actions.alter_partition import joins, maybe_expand
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.domain import CONCRETE, Domain, follows, leads, running
+from kafkarep.model.domain import _FOLLOWER, CONCRETE, Domain, follows, leads, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
-from kafkarep.model.logs import answer, truncate_to, truncated
+from kafkarep.model.logs import answer, divergence, truncate_to
 from kafkarep.model.metadata_cache import alive_epoch
 from kafkarep.model.shapes import BrokerShape, ClusterShape, ReplicaShape, ResponseShape
 from kafkarep.model.state import (
     RUNNING,
     ClusterState,
     DelayedFetch,
-    FetchResponse,
-    FollowerView,
     Replica,
     Role,
 )
-from kafkarep.rules.guards import Guard, guard
-from kafkarep.rules.terms import Term, and_, eq, not_, or_
+from kafkarep.rules.guards import Guard, all_pass, guard
+from kafkarep.rules.terms import Term, and_, eq, imin, ite, ne, not_, or_
 
 # --- produce ---------------------------------------------------------------------------------
 
@@ -61,19 +59,22 @@ def produce_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
 
 
 def produce(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    broker = state.broker(action.actor)
-    replica = broker.replica
-    assert replica is not None and replica.view is not None
-    value = cfg.records - state.budget.records + 1
-    replica = replica._replace(log=replica.log + ((replica.view.leader_epoch, value),))
-    ghost = state.ghost
-    if cfg.acks == "all":  # the HWM answers it; acks=1: the append was the answer
-        unacked_from = replica.unacked_from if replica.unacked_from >= 0 else replica.leo - 1
-        replica = replica._replace(unacked_from=unacked_from)
-        ghost = ghost.receive(action.actor, replica.log[-1:])
-    state = state.with_broker(action.actor, broker._replace(replica=replica))
-    state = state._replace(budget=state.budget.spend("records"), ghost=ghost)
-    return maybe_advance_hwm(CONCRETE, cfg, state, action.actor)
+    return produce_step(CONCRETE, cfg, state, action.actor)
+
+
+def produce_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+    """The leader appends the write in its leader epoch. An acks=all write waits for the HWM to
+    pass it, and the leader is its first receiver; an acks=1 write was answered by the append."""
+    replica = state.brokers[broker_id - 1].replica
+    offset = replica.leo
+    written = d.write(cfg, state, replica)
+    if cfg.acks == "all":
+        unacked = replica.unacked_from
+        written = written._replace(unacked_from=ite(unacked >= 0, unacked, offset))
+    state = d.with_replica(d.spend(state, "records"), broker_id, written)
+    if cfg.acks == "all":
+        state = d.received_by_writer(state, broker_id, offset)
+    return maybe_advance_hwm(d, cfg, state, broker_id)
 
 
 # --- fetch -----------------------------------------------------------------------------------
@@ -141,87 +142,97 @@ def _converged(
 
 
 def fetch(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """The follower asks from its LEO; the leader answers with what follows, or where the logs
-    diverge, and records the follower's position (protocol description §2.2.2). A
-    `fetch_partial` answer carries only the first `action.arg` of the records that follow."""
-    follower = state.broker(action.actor)
-    replica = follower.replica
+    """A `fetch_partial` answer carries only the first `action.arg` of the records that
+    follow."""
+    replica = state.broker(action.actor).replica
     assert replica is not None and replica.view is not None
     if action.name == "fetch_partial":
         state = state._replace(budget=state.budget.spend("partial_fetches"))
-    state, response = _serve(
-        cfg,
-        state,
-        replica.view.leader,
-        action.actor,
-        replica.leo,
-        replica.last_epoch,
-        follower.epoch,
-    )
+    state = fetch_step(CONCRETE, cfg, state, action.actor, replica.view.leader)
     if action.name == "fetch_partial":
         assert isinstance(action.arg, int)
+        follower = state.broker(action.actor)
+        response = follower.fetch_response
+        assert response is not None
         response = response._replace(entries=response.entries[: action.arg])
-    follower = state.broker(action.actor)
-    return state.with_broker(action.actor, follower._replace(fetch_response=response))
+        state = state.with_broker(action.actor, follower._replace(fetch_response=response))
+    return state
 
 
-def _serve(
+def fetch_step(d: Domain, cfg: ModelConfig, state: Any, follower_id: int, leader_id: int) -> Any:
+    """The follower asks from its LEO, the leader its view names answers (protocol description
+    §2.2.2), and the answer is in flight back to it."""
+    follower = state.brokers[follower_id - 1]
+    replica = follower.replica
+    last_epoch = d.entries(replica).latest_epoch
+    state, response = serve(
+        d, cfg, state, leader_id, follower_id, replica.leo, last_epoch, follower.epoch
+    )
+    follower = state.brokers[follower_id - 1]
+    return d.with_broker(state, follower_id, follower._replace(fetch_response=response))
+
+
+def serve(
+    d: Domain,
     cfg: ModelConfig,
-    state: ClusterState,
+    state: Any,
     leader_id: int,
     follower_id: int,
-    fetch_offset: int,
-    last_epoch: int,
-    broker_epoch: int,
-) -> tuple[ClusterState, FetchResponse]:
+    fetch_offset: Any,
+    last_epoch: Any,
+    broker_epoch: Any,
+) -> tuple[Any, Any]:
     """The leader handles a fetch (`Partition.fetchRecords`, Kafka 4.1.0): where the logs
     diverge it answers with the divergence point and records nothing (KAFKA-13141, unless
     `leader_counts_diverging_fetch`); otherwise it records the follower's fetch state, which may
     propose it for the ISR, then the HWM, and answers with the records after the fetch
-    offset."""
-    leader = state.broker(leader_id).replica
-    assert leader is not None and leader.view is not None
+    offset. Returns (the state, the answer)."""
+    leader = state.brokers[leader_id - 1].replica
     epoch = leader.view.leader_epoch
-    diverging = answer(cfg.truncation, leader.log, epoch, fetch_offset, last_epoch)
-    if diverging is not None:
-        if cfg.leader_counts_diverging_fetch:
-            state = _record_fetch(cfg, state, leader_id, follower_id, fetch_offset, broker_epoch)
-            leader = state.broker(leader_id).replica
-            assert leader is not None
-        return state, FetchResponse(leader_id, epoch, fetch_offset, leader.hwm, (), diverging)
-    state = _record_fetch(cfg, state, leader_id, follower_id, fetch_offset, broker_epoch)
-    leader = state.broker(leader_id).replica
-    assert leader is not None
-    return state, FetchResponse(
-        leader_id, epoch, fetch_offset, leader.hwm, leader.log[fetch_offset:]
-    )
+    log = d.entries(leader)
+    diverging, at_epoch, end = divergence(cfg.truncation, log, epoch, fetch_offset, last_epoch)
+    recorded = state
+    if diverging is not True or cfg.leader_counts_diverging_fetch:
+        recorded = _record_fetch(d, cfg, state, leader_id, follower_id, fetch_offset, broker_epoch)
+    if diverging is True:
+        refused = recorded if cfg.leader_counts_diverging_fetch else state
+        hwm = refused.brokers[leader_id - 1].replica.hwm
+        return refused, d.refusal(leader_id, epoch, fetch_offset, hwm, at_epoch, end)
+    served = recorded.brokers[leader_id - 1].replica
+    answer = d.fetch_answer(leader_id, epoch, fetch_offset, served)
+    if diverging is False:
+        return recorded, answer
+    # on terms, both: a diverging answer leaves the state as it was (the prover encodes no
+    # `leader_counts_diverging_fetch`)
+    refusal = d.refusal(leader_id, epoch, fetch_offset, leader.hwm, at_epoch, end)
+    return d.pick_state(diverging, state, recorded), d.pick_response(diverging, refusal, answer)
 
 
 def _record_fetch(
+    d: Domain,
     cfg: ModelConfig,
-    state: ClusterState,
+    state: Any,
     leader_id: int,
     follower_id: int,
-    fetch_offset: int,
-    broker_epoch: int,
-) -> ClusterState:
+    fetch_offset: Any,
+    broker_epoch: Any,
+) -> Any:
     """The leader records the follower's fetch state (`Partition.updateFollowerFetchState`)."""
-    leader = state.broker(leader_id).replica
-    assert leader is not None
+    leader = state.brokers[leader_id - 1].replica
     followers = list(leader.followers)
+    known = followers[follower_id - 1]
     # Caught up now if it asks from the leader's LEO (`Replica.updateFetchStateOrThrow`);
     # Kafka's second case, caught up as of the previous fetch, is left out (stricter).
-    caught_up = fetch_offset >= leader.leo or followers[follower_id - 1].caught_up
-    moved = followers[follower_id - 1].leo != fetch_offset
-    followers[follower_id - 1] = FollowerView(fetch_offset, broker_epoch, True, caught_up)
-    leader = leader._replace(followers=tuple(followers))
-    state = state.with_broker(leader_id, state.broker(leader_id)._replace(replica=leader))
+    caught_up = or_(fetch_offset >= leader.leo, known.caught_up)
+    moved = ne(known.leo, fetch_offset)
+    followers[follower_id - 1] = d.follower_view(fetch_offset, broker_epoch, True, caught_up)
+    state = d.with_replica(state, leader_id, leader._replace(followers=tuple(followers)))
     # Kafka's order (`Partition.updateFollowerFetchState`, 4.1.0): the ISR join first, then
     # the HWM, and that only if the follower's LEO moved.
-    state = maybe_expand(CONCRETE, cfg, state, leader_id, follower_id)
-    if moved:
-        state = maybe_advance_hwm(CONCRETE, cfg, state, leader_id)
-    return state
+    state = maybe_expand(d, cfg, state, leader_id, follower_id)
+    if moved is False:
+        return state
+    return d.pick_state(moved, maybe_advance_hwm(d, cfg, state, leader_id), state)
 
 
 def partial_fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
@@ -317,7 +328,8 @@ def arrive(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
         cfg.options.disabled_guards, leader, action.actor, request
     ):
         return state
-    state, _ = _serve(
+    state, _ = serve(
+        CONCRETE,
         cfg,
         state,
         request.leader,
@@ -332,15 +344,13 @@ def arrive(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
 # --- fetch response --------------------------------------------------------------------------
 
 
-def in_fetcher(replica: Replica | None, response: FetchResponse) -> bool:
+def in_fetcher(d: Domain, replica: Any, response: Any) -> Term:
     """The partition is still in the fetcher of the broker that answered (a replica that became
     leader, or follows another broker, left that fetcher and the response is dropped)."""
-    return (
-        replica is not None
-        and replica.role == Role.FOLLOWER
-        and replica.view is not None
-        and replica.view.leader == response.leader
-    )
+    ok = d.present(replica)
+    ok = ok if ok is False else and_(ok, eq(replica.role, _FOLLOWER))
+    ok = ok if ok is False else and_(ok, d.present(replica.view))
+    return ok if ok is False else and_(ok, eq(replica.view.leader, response.leader))
 
 
 # The response guards are asked only of a replica still in that leader's fetcher (`in_fetcher`),
@@ -392,27 +402,46 @@ def fetch_response_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Ac
 
 
 def fetch_response(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
-    """Truncate on a diverging epoch, else append and adopt the leader's HWM within the log."""
-    broker = state.broker(action.actor)
+    return fetch_response_step(CONCRETE, cfg, state, action.actor)
+
+
+def fetch_response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+    """A follower still in that leader's fetcher, whose response passes its checks, truncates
+    at the divergence point, or appends the records and adopts the leader's HWM within its
+    log (`AbstractFetcherThread.processFetchRequest`)."""
+    broker = state.brokers[broker_id - 1]
     response = broker.fetch_response
-    assert response is not None
-    broker = broker._replace(fetch_response=None)
     replica = broker.replica
-    disabled = cfg.options.disabled_guards
-    if not in_fetcher(replica, response) or any(
-        not guard.passes(disabled, replica, response) for guard in response_guards(cfg)
-    ):
-        return state.with_broker(action.actor, broker)
-    assert replica is not None
-    if response.diverging is not None:
-        cut = truncate_to(cfg.truncation, replica.log, replica.hwm, response.diverging)
-        replica = truncated(replica, cut)
-    else:
-        log = replica.log + response.entries
-        replica = replica._replace(log=log, hwm=min(response.hwm, len(log)))
-        if cfg.acks == "all":  # who holds a write matters only to the acks=all answer
-            state = state._replace(ghost=state.ghost.receive(action.actor, response.entries))
-    return state.with_broker(action.actor, broker._replace(replica=replica))
+    state = d.with_broker(state, broker_id, broker._replace(fetch_response=d.no_fetch_response()))
+    applies = in_fetcher(d, replica, response)
+    if applies is False:
+        return state
+    guards = response_guards(cfg)
+    applies = and_(applies, all_pass(guards, cfg.options.disabled_guards, replica, response))
+    if applies is False:
+        return state
+    diverging = d.diverging(response)
+    appends = not_(diverging)
+    truncated = _truncated(d, cfg, replica, response) if diverging is not False else replica
+    appended = _appended(d, replica, response) if appends is not False else replica
+    new = d.pick_replica(diverging, truncated, appended)
+    state = d.with_replica(state, broker_id, d.pick_replica(applies, new, replica))
+    if cfg.acks == "all" and appends is not False:  # who holds a write matters to acks=all only
+        state = d.receive(state, broker_id, and_(applies, appends), replica, appended)
+    return state
+
+
+def _truncated(d: Domain, cfg: ModelConfig, replica: Any, response: Any) -> Any:
+    """The follower's log cut where the leader's answer says it diverges (`logs.truncate_to`)."""
+    epoch, end = d.divergence(response)
+    log = d.entries(replica)
+    return d.truncated(replica, truncate_to(cfg.truncation, log, replica.hwm, epoch, end))
+
+
+def _appended(d: Domain, replica: Any, response: Any) -> Any:
+    """The response's records appended, and the leader's HWM adopted within the log."""
+    appended = d.append_entries(replica, response)
+    return appended._replace(hwm=imin(response.hwm, appended.leo))
 
 
 def _proposed_by(leader: int, before: ClusterState, after: ClusterState) -> bool:
@@ -450,7 +479,7 @@ def describe_response(
     response = before.broker(action.actor).fetch_response
     replica = before.broker(action.actor).replica
     assert response is not None
-    if not in_fetcher(replica, response):
+    if not in_fetcher(CONCRETE, replica, response):
         return "dropped: no longer in that leader's fetcher"
     for check in response_guards(cfg):
         if check.refuses_always(cfg.options.disabled_guards):

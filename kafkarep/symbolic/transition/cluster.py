@@ -7,23 +7,28 @@ from typing import Any
 
 from kafkarep import rules
 from kafkarep.kafka.errors import Error
+from kafkarep.model.actions.data import fetch_offset_matches
+from kafkarep.model.actions.lifecycle import tracks_recovery_point
 from kafkarep.model.domain import Domain
+from kafkarep.symbolic import ops
 from kafkarep.symbolic.domain import AlterPartition, Terms, decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, ite, ne
+from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne
 from kafkarep.symbolic.state import (
     ERROR,
     AlterPartitionRequest,
     AlterPartitionResponse,
     Broker,
     ClusterState,
+    FetchResponse,
+    FollowerView,
     PartitionRegistration,
     Replica,
     View,
 )
 from kafkarep.symbolic.transition.controller import commit, eligibility_now, metadata
-from kafkarep.symbolic.transition.hwm import advance_hwm
-from kafkarep.symbolic.transition.logs import cut
+from kafkarep.symbolic.transition.ghost import advance_hwm, receive
+from kafkarep.symbolic.transition.logs import cut, epochs
 
 
 class Cluster(Terms, Domain):
@@ -170,6 +175,108 @@ class Cluster(Terms, Domain):
 
     def commits(self, cfg: Any, state: Any, rule: str, request: Any) -> Term:
         return self.decide(cfg, state, rule, request).changed
+
+    def entries(self, replica: Any) -> Any:
+        return epochs(replica)
+
+    def write(self, cfg: Any, state: Any, replica: Any) -> Any:
+        o = replica.leo
+        log = tuple(ite(eq(k, o), replica.view.leader_epoch, e) for k, e in enumerate(replica.log))
+        return replica._replace(leo=o + 1, log=log)
+
+    def received_by_writer(self, state: Any, broker_id: int, offset: Any) -> Any:
+        r = state.brokers[broker_id - 1].replica
+        s = self.enc.sets
+        received = tuple(
+            s.ite(eq(k, offset), s.bit(broker_id), x) for k, x in enumerate(r.received)
+        )
+        return with_replica(state, broker_id, r._replace(received=received))
+
+    def receive(self, state: Any, broker_id: int, when: Term, before: Any, after: Any) -> Any:
+        return receive(self.enc, state, broker_id, when, before.leo, after.leo, after.log)
+
+    def diverging(self, response: Any) -> Term:
+        return response.diverging
+
+    def divergence(self, response: Any) -> Any:
+        return response.diverging_epoch, response.diverging_end
+
+    def truncated(self, replica: Any, offset: Any) -> Any:
+        tracked = tracks_recovery_point(self.enc.cfg)
+        return replica._replace(
+            log=cut(replica.log, offset),
+            leo=offset,
+            hwm=imin(replica.hwm, offset),
+            recovery_point=(
+                imin(replica.recovery_point, offset) if tracked else replica.recovery_point
+            ),
+        )
+
+    def append_entries(self, replica: Any, response: Any) -> Any:
+        r, a = replica, response
+        leo = r.leo + (a.end - a.fetch_offset)
+        if self.enc.guard_on(fetch_offset_matches):
+            log = tuple(
+                ite(k < r.leo, e, x) for k, (e, x) in enumerate(zip(r.log, a.entries, strict=True))
+            )
+        else:  # the guard off: the entries land at the follower's LEO, wherever it fetched from
+            log = tuple(
+                ite(
+                    k < r.leo,
+                    e,
+                    ite(k < leo, ops.select(a.entries, k - r.leo + a.fetch_offset, 0), 0),
+                )
+                for k, e in enumerate(r.log)
+            )
+        return r._replace(log=log, leo=leo)
+
+    retriable_answers = False
+
+    def error(self, error: Any) -> Any:
+        return ERROR[error]
+
+    def answers_pending(self, replica: Any, answer: Any) -> Term:
+        return and_(
+            replica.pending,
+            self.enc.sets.eq(replica.pending_isr, answer.request_isr),
+            eq(replica.pending_partition_epoch, answer.request_partition_epoch),
+        )
+
+    def rolled_back(self, replica: Any) -> Any:
+        return replica._replace(
+            pending=False, pending_isr=0, pending_partition_epoch=0, maximal_isr=replica.view.isr
+        )
+
+    def adopted(self, replica: Any, answer: Any) -> Any:
+        a = answer
+        view = replica.view._replace(
+            isr=a.isr, partition_epoch=a.partition_epoch, recovering=a.recovering
+        )
+        return replica._replace(
+            pending=False, pending_isr=0, pending_partition_epoch=0, view=view, maximal_isr=a.isr
+        )
+
+    def follower_view(self, leo: Any, broker_epoch: Any, this_epoch: Any, caught_up: Any) -> Any:
+        return FollowerView(leo, broker_epoch, this_epoch, caught_up)
+
+    def fetch_answer(self, leader_id: int, epoch: Any, fetch_offset: Any, leader: Any) -> Any:
+        entries = tuple(
+            ite(and_(fetch_offset <= k, k < leader.leo), e, 0) for k, e in enumerate(leader.log)
+        )
+        return FetchResponse(
+            True, leader_id, epoch, fetch_offset, leader.hwm, leader.leo, entries, False, 0, 0
+        )
+
+    def refusal(
+        self, leader_id: int, epoch: Any, fetch_offset: Any, hwm: Any, at_epoch: Any, end: Any
+    ) -> Any:
+        none = (0,) * self.enc.r
+        return FetchResponse(
+            True, leader_id, epoch, fetch_offset, hwm, fetch_offset, none, True, at_epoch, end
+        )
+
+    def pick_response(self, c: Term, a: Any, b: Any) -> Any:
+        return self.enc.merge(c, a, b, FetchResponse)
 
     def advance_hwm(self, cfg: Any, state: Any, broker_id: int, when: Term, hwm: Term) -> Any:
         return advance_hwm(self.enc, state, broker_id, when, hwm)

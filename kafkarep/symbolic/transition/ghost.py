@@ -1,11 +1,12 @@
-"""What an HWM advance records in the prover's state (`kafkarep/model/hwm.py` decides where the
-HWM moves): the acknowledgements and the ghost's commits, as `state.py` encodes them."""
+"""What the data plane's steps record in the prover's ghost, as `state.py` encodes it: an HWM
+advance's acknowledgements and commits (`kafkarep/model/hwm.py` decides where the HWM moves),
+and who received a write."""
 
 from __future__ import annotations
 
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, ite, not_, or_
+from kafkarep.symbolic.ops import Term, and_, eq, ite, not_, or_
 from kafkarep.symbolic.state import ClusterState, Ghost
 
 
@@ -63,3 +64,41 @@ def advance_hwm(
     brokers = list(sym.brokers)
     brokers[broker - 1] = brokers[broker - 1]._replace(replica=r)
     return sym._replace(brokers=tuple(brokers), ghost=ghost)
+
+
+def receive(
+    enc: Encoding,
+    sym: ClusterState,
+    broker: int,
+    when: Term,
+    start: Term,
+    end: Term,
+    log: tuple[Term, ...],
+) -> ClusterState:
+    """Ghost.receive: the broker appended the records at [start, end) of `log`; each one that a
+    leader has written and not yet acknowledged gains it as a receiver."""
+    if isinstance(when, bool) and not when:
+        return sym
+    s = enc.sets
+    for p in range(1, enc.n + 1):
+        r = sym.brokers[p - 1].replica
+        received = tuple(
+            s.ite(
+                and_(
+                    when,
+                    start <= k,
+                    k < end,
+                    r.unacked_from >= 0,
+                    r.unacked_from <= k,
+                    k < r.leo,
+                    eq(r.log[k], log[k]),
+                ),
+                s.union(x, s.bit(broker)),
+                x,
+            )
+            for k, x in enumerate(r.received)
+        )
+        brokers = list(sym.brokers)
+        brokers[p - 1] = brokers[p - 1]._replace(replica=r._replace(received=received))
+        sym = sym._replace(brokers=tuple(brokers))
+    return sym
