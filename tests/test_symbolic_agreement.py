@@ -25,7 +25,7 @@ from kafkarep.symbolic.initial import model_initial
 from kafkarep.symbolic.projection import project
 from kafkarep.symbolic.state import ClusterState, PartitionRegistration
 from kafkarep.symbolic.transition import ghost
-from kafkarep.symbolic.transition import metadata as metadata_transition
+from kafkarep.symbolic.transition.cluster import Cluster
 from tests.helpers import ROOT
 
 MODELS = ROOT / "models"
@@ -304,14 +304,14 @@ def test_a_wrong_commit_epoch_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_wrong_leadership_start_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """`Ghost.led_since` is checked like every other field: a leader kept by a new leader epoch
     (a reassignment's completion) said to lead since that epoch is a disagreement."""
-    real = metadata_transition._leading_since
+    real = Cluster.leads_since
 
-    def wrong(before: ClusterState, after: ClusterState, broker: int, r: Any, snapshot: Any) -> Any:
-        out = real(before, after, broker, r, snapshot)
+    def wrong(self: Cluster, before: ClusterState, after: ClusterState, broker: int, r: Any) -> Any:
+        out = real(self, before, after, broker, r)
         since = list(out.ghost.led_since)
-        since[broker - 1] = snapshot.leader_epoch
+        since[broker - 1] = r.leader_epoch
         return out._replace(ghost=out.ghost._replace(led_since=tuple(since)))
 
-    monkeypatch.setattr(metadata_transition, "_leading_since", wrong)
+    monkeypatch.setattr(Cluster, "leads_since", wrong)
     result = agreement.check(load_model(MODELS / "reassignment.toml"), 10)
     assert any("led_since" in d.problem for d in result.disagreements)

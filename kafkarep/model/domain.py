@@ -33,11 +33,13 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from kafkarep.kafka.errors import Error
+from kafkarep.kafka.metadata import LeaderRecoveryState
 from kafkarep.model import controller
 from kafkarep.model.controller import eligibility_now
 from kafkarep.model.hwm import advance_to, nack_unacked
 from kafkarep.model.logs import Entries, truncated
 from kafkarep.model.state import (
+    UNKNOWN,
     AlterPartitionResponse,
     FetchResponse,
     FollowerView,
@@ -48,6 +50,8 @@ from kafkarep.model.state import (
 )
 from kafkarep.rules import AlterPartitionRequest, Changed, Rejected
 from kafkarep.rules.terms import Term, and_, eq
+
+CAUGHT_UP = UNKNOWN._replace(caught_up=True)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -287,6 +291,73 @@ class Domain:
     def append_entries(self, replica: Any, response: Any) -> Any:
         """The replica with the response's records appended to its log."""
         return replica._replace(log=replica.log + response.entries)
+
+    # --- a replica acting on the metadata ---------------------------------------------------------
+
+    def replicas_of(self, registration: Any) -> Any:
+        """A partition registration's replicas, as a broker set."""
+        return registration.replicas
+
+    def view(self, registration: Any) -> Any:
+        """A replica's view of the partition, from a registration it applied."""
+        return registration
+
+    def led_view(self, registration: Any) -> Any:
+        """The registration as its leader holds it. A leader counts itself RECOVERED whatever
+        the record says: after an unclean election it may add followers at once, and its next
+        AlterPartition carries RECOVERED (`Partition.makeLeader` since KIP-704 in 3.2.0, read at
+        3.2.0, whose log line says leader log recovery is not implemented, 3.8.0 and 4.3.1)."""
+        return registration._replace(leader_recovery_state=LeaderRecoveryState.RECOVERED)
+
+    def role(self, role: Role) -> Any:
+        """A replica role as the domain holds one."""
+        return role
+
+    def replica_or_new(self, replica: Any) -> Any:
+        """The replica, or a new empty one where the broker has none."""
+        return Replica() if replica is None else replica
+
+    def with_cache(self, replica: Any, eligible: Any, min_isr: Any) -> Any:
+        """A leader's replica with its metadata cache's ISR eligibility and MinISR."""
+        return replica._replace(eligible=eligible, min_isr=min_isr)
+
+    def unknown_follower(self, caught_up: Term) -> Any:
+        """A new leader's view of a follower: no fetch known, caught up or not."""
+        return CAUGHT_UP if caught_up else UNKNOWN
+
+    def no_pending(self, replica: Any) -> Any:
+        """The replica with no AlterPartition proposal pending."""
+        return replica._replace(pending=None)
+
+    def pending_if(self, replica: Any, keep: Term) -> Any:
+        """The replica keeping its pending proposal where `keep` holds, else none."""
+        return replica if keep else replica._replace(pending=None)
+
+    def pending_epoch(self, replica: Any) -> Any:
+        """The partition epoch the pending proposal was made from."""
+        return replica.pending.partition_epoch
+
+    def pending_isr(self, replica: Any) -> Any:
+        """The ISR the pending proposal asks for."""
+        return replica.pending.isr
+
+    def unacked_dropped(self, replica: Any) -> Any:
+        """The replica tracking no unacknowledged writes (a follower has none to fail)."""
+        return replica._replace(unacked_from=-1)
+
+    def not_leading(self, replica: Any) -> Any:
+        """The replica with nothing a leader keeps: no views of followers, no proposal, no
+        unacknowledged writes, no metadata cache of its own."""
+        return replica._replace(followers=(), pending=None, unacked_from=-1, eligible=(), min_isr=0)
+
+    def leads_since(self, before: Any, after: Any, broker_id: int, registration: Any) -> Any:
+        """`after`, with what the ghost records of when the broker's leadership began (the
+        explorer's records nothing: only the prover's history invariants read it)."""
+        return after
+
+    def pick_set(self, c: Term, a: Any, b: Any) -> Any:
+        """The broker set `a` where c holds, else `b`."""
+        return a if c else b
 
     # --- the AlterPartition answer ----------------------------------------------------------------
 

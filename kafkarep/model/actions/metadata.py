@@ -12,30 +12,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kafkarep.kafka.metadata import LeaderRecoveryState, PartitionRegistration
+from kafkarep.kafka.metadata import PartitionRegistration
 from kafkarep.model import footprint as fp
 from kafkarep.model.actions.base import Action, Family
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.controller import compact
-from kafkarep.model.domain import CONCRETE, Domain, leads, running
+from kafkarep.model.domain import _LEADER, CONCRETE, Domain, leads, running
 from kafkarep.model.footprint import Footprint
-from kafkarep.model.hwm import maybe_advance_hwm, nack_unacked
-from kafkarep.model.logs import truncated
-from kafkarep.model.metadata_cache import Eligibility
+from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.shapes import ClusterShape
 from kafkarep.model.state import (
     RUNNING,
-    UNKNOWN,
     Broker,
     ClusterState,
-    FollowerView,
     Replica,
     Role,
 )
 from kafkarep.rules.guards import guard
-from kafkarep.rules.terms import Term, and_, eq, ite, not_
-
-CAUGHT_UP = UNKNOWN._replace(caught_up=True)
+from kafkarep.rules.terms import Term, and_, eq, ite, ne, not_
 
 
 def apply_enabled(state: ClusterShape, broker_id: int, partition_epoch: Any) -> Term:
@@ -66,22 +60,14 @@ def apply_metadata(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     broker_id = action.actor
     snapshot = state.controller.log[offset]
     before = state.broker(broker_id)
-    after = _alone(broker_id, before, snapshot, cfg.truncation)
+    after = _alone(cfg, state, broker_id, before, snapshot)
     if after is not None:
         return compact(state.with_broker(broker_id, after))
     broker = before._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
+    state = state.with_broker(broker_id, broker)
     controller = state.controller
-    return compact(
-        act_on(
-            cfg,
-            state,
-            broker_id,
-            broker,
-            snapshot,
-            controller.eligible[offset],
-            controller.min_isr[offset],
-        )
-    )
+    eligible, min_isr = controller.eligible[offset], controller.min_isr[offset]
+    return compact(act_on(CONCRETE, cfg, state, broker_id, snapshot, eligible, min_isr))
 
 
 # (id(broker), id(snapshot), broker id, truncation) -> (broker, snapshot, the broker after it
@@ -93,12 +79,16 @@ _REACTIONS_LIMIT = 1 << 17
 
 
 def _alone(
-    broker_id: int, before: Broker, snapshot: PartitionRegistration, truncation: str
+    cfg: ModelConfig,
+    state: ClusterState,
+    broker_id: int,
+    before: Broker,
+    snapshot: PartitionRegistration,
 ) -> Broker | None:
     """The broker once it has applied the snapshot, when nothing else in the state changes
     with it: it neither leads nor becomes the leader, and has no unacknowledged writes to fail
-    (see `act_on`). Else None."""
-    key = (id(before), id(snapshot), broker_id, truncation)
+    (`act_on` reads nothing else then). Else None."""
+    key = (id(before), id(snapshot), broker_id, cfg.truncation)
     found = _REACTIONS.get(key)
     if found is not None and found[0] is before and found[1] is snapshot:
         return found[2]
@@ -108,7 +98,8 @@ def _alone(
     ):
         return None
     broker = before._replace(applied_epoch=snapshot.partition_epoch, initialised=True)
-    after = _not_leading(broker_id, broker, snapshot, truncation)
+    applied = state.with_broker(broker_id, broker)
+    after = act_on(CONCRETE, cfg, applied, broker_id, snapshot, (), 0).broker(broker_id)
     if len(_REACTIONS) >= _REACTIONS_LIMIT:
         _REACTIONS.clear()
     _REACTIONS[key] = (before, snapshot, after)
@@ -116,77 +107,101 @@ def _alone(
 
 
 def act_on(
+    d: Domain,
     cfg: ModelConfig,
-    state: ClusterState,
+    state: Any,
     broker_id: int,
-    broker: Broker,
-    snapshot: PartitionRegistration,
-    eligible: Eligibility,
-    min_isr: int,
-) -> ClusterState:
-    """The replica's reaction to a materialised snapshot of the partition metadata, by `broker`
-    (the broker as it is once it has applied the snapshot, not yet in `state`), whose metadata
-    cache now holds `eligible` and the topic's `min_isr`."""
-    replica = broker.replica
-    stays = broker_id in snapshot.replicas
-    if stays and _newer(replica, snapshot):
-        if replica is not None and replica.role == Role.LEADER:
-            replica = replica._replace(eligible=eligible, min_isr=min_isr)
-            broker = broker._replace(replica=replica)
-        return state.with_broker(broker_id, broker)
-    if stays and snapshot.leader == broker_id:
-        replica = _as_leader(cfg, replica or Replica(), snapshot, broker_id)._replace(
-            eligible=eligible, min_isr=min_isr
-        )
-        state = state.with_broker(broker_id, broker._replace(replica=replica))
-        return maybe_advance_hwm(CONCRETE, cfg, state, broker_id)
-    if replica is not None and (not stays or replica.role == Role.LEADER):
-        # It stops leading, or holding the partition at all: its unacknowledged writes fail.
-        state = nack_unacked(state.with_broker(broker_id, broker), broker_id)
-        broker = state.broker(broker_id)
-    return state.with_broker(broker_id, _not_leading(broker_id, broker, snapshot, cfg.truncation))
+    snapshot: Any,
+    eligible: Any,
+    min_isr: Any,
+) -> Any:
+    """The replica's reaction to a materialised snapshot of the partition metadata its broker
+    has applied (§2.10), whose metadata cache now holds `eligible` and the topic's `min_isr`:
+    its data deleted if it is no longer a replica (§4.3); nothing but a leader's cache if it
+    holds a newer registration, from an AlterPartition answer (§2.9.2); else it leads or
+    follows in the snapshot's leader epoch."""
+    replica = state.brokers[broker_id - 1].replica
+    removed = not_(d.has(d.replicas_of(snapshot), broker_id))
+    newer = _newer(d, replica, snapshot)
+    leading = eq(snapshot.leader, broker_id)
+    if removed is True:
+        return _removed(d, state, broker_id)
+    if newer is True:
+        return _kept(d, state, broker_id, eligible, min_isr)
+    if leading is True:
+        return _leading(d, cfg, state, broker_id, snapshot, eligible, min_isr)
+    if removed is False and newer is False and leading is False:
+        return _following(d, cfg, state, broker_id, snapshot)
+    out = d.pick_state(
+        leading,
+        _leading(d, cfg, state, broker_id, snapshot, eligible, min_isr),
+        _following(d, cfg, state, broker_id, snapshot),
+    )
+    out = d.pick_state(newer, _kept(d, state, broker_id, eligible, min_isr), out)
+    return d.pick_state(removed, _removed(d, state, broker_id), out)
 
 
-def _newer(replica: Replica | None, snapshot: PartitionRegistration) -> bool:
+def _newer(d: Domain, replica: Any, snapshot: Any) -> Term:
     """The replica already holds a newer registration, from an AlterPartition response
     (§2.9.2)."""
-    return (
-        replica is not None
-        and replica.view is not None
-        and snapshot.partition_epoch < replica.view.partition_epoch
-    )
+    ok = d.present(replica)
+    ok = ok if ok is False else and_(ok, d.present(replica.view))
+    return ok if ok is False else and_(ok, snapshot.partition_epoch < replica.view.partition_epoch)
 
 
-def _not_leading(
-    broker_id: int, broker: Broker, snapshot: PartitionRegistration, truncation: str
-) -> Broker:
-    """A broker the snapshot does not make leader: no longer a replica (its data is deleted,
-    §4.3), already newer, or a follower of the snapshot's leader (of no one while it has none;
-    a replica newly added by a reassignment starts with an empty log to fill by fetching)."""
-    replica = broker.replica
-    if broker_id not in snapshot.replicas:
-        return broker if replica is None else broker._replace(replica=None)
-    if _newer(replica, snapshot):
-        return broker
-    return broker._replace(replica=_as_follower(replica or Replica(), snapshot, truncation))
+def _removed(d: Domain, state: Any, broker_id: int) -> Any:
+    """No longer a replica: its unacknowledged writes fail and its data is deleted (§4.3)."""
+    state = d.nack_unacked(state, broker_id)
+    return d.with_replica(state, broker_id, d.no_replica())
 
 
-def _as_follower(replica: Replica, snapshot: PartitionRegistration, truncation: str) -> Replica:
-    if truncation == "high-watermark" and snapshot.leader > 0 and _new_leader(replica, snapshot):
+def _kept(d: Domain, state: Any, broker_id: int, eligible: Any, min_isr: Any) -> Any:
+    """A replica holding a newer registration keeps it; a leader's cache moves with the
+    records."""
+    replica = state.brokers[broker_id - 1].replica
+    leads_now = eq(replica.role, _LEADER)
+    if leads_now is False:
+        return state
+    cached = d.pick_replica(leads_now, d.with_cache(replica, eligible, min_isr), replica)
+    return d.with_replica(state, broker_id, cached)
+
+
+def _leading(
+    d: Domain,
+    cfg: ModelConfig,
+    state: Any,
+    broker_id: int,
+    snapshot: Any,
+    eligible: Any,
+    min_isr: Any,
+) -> Any:
+    """The snapshot makes it leader: a new one, or the same one in the same or a new leader
+    epoch; then its HWM may move."""
+    replica = state.brokers[broker_id - 1].replica
+    led = _as_leader(d, cfg, d.replica_or_new(replica), snapshot, broker_id)
+    after = d.with_replica(state, broker_id, d.with_cache(led, eligible, min_isr))
+    after = d.leads_since(state, after, broker_id, snapshot)
+    return maybe_advance_hwm(d, cfg, after, broker_id)
+
+
+def _following(d: Domain, cfg: ModelConfig, state: Any, broker_id: int, snapshot: Any) -> Any:
+    """The snapshot leaves it a follower of its leader (of no one while it has none; a replica
+    newly added by a reassignment starts with an empty log to fill by fetching). A leader that
+    stops leading fails its unacknowledged writes."""
+    state = d.nack_unacked(state, broker_id)
+    replica = d.replica_or_new(state.brokers[broker_id - 1].replica)
+    old = cfg.truncation == "high-watermark"
+    if old and snapshot.leader > 0 and _new_leader(replica, snapshot):
         # Before KIP-101 a replica that becomes a follower of a new leader truncates to its HWM
         # (Kafka 0.10 `ReplicaManager.makeFollowers`), then fetches from there.
-        replica = truncated(replica, replica.hwm)
-    return replica._replace(
-        role=Role.FOLLOWER if snapshot.leader > 0 else Role.NONE,
-        view=snapshot,
+        replica = d.truncated(replica, replica.hwm)
+    following = d.not_leading(replica)._replace(
+        role=ite(snapshot.leader > 0, d.role(Role.FOLLOWER), d.role(Role.NONE)),
+        view=d.view(snapshot),
         maximal_isr=snapshot.isr,
         leso=0,
-        followers=(),
-        pending=None,
-        unacked_from=-1,
-        eligible=(),
-        min_isr=0,
     )
+    return d.with_replica(state, broker_id, following)
 
 
 def _new_leader(replica: Replica, snapshot: PartitionRegistration) -> bool:
@@ -207,69 +222,79 @@ def reset_out_of_sync_followers() -> bool:
     return True
 
 
-def _new_leader_followers(
-    snapshot: PartitionRegistration, broker_id: int, count: int
-) -> tuple[FollowerView, ...]:
-    """A new leader knows nothing of its followers' logs or broker epochs; ISR members count as
-    caught up now (`Replica.resetReplicaState` with isNewLeader, Kafka 4.1.0)."""
-    return tuple(
-        CAUGHT_UP if b in snapshot.isr and b != broker_id else UNKNOWN for b in range(1, count + 1)
+def _as_leader(d: Domain, cfg: ModelConfig, replica: Any, snapshot: Any, broker_id: int) -> Any:
+    promotes = ne(replica.role, _LEADER)
+    if promotes is True:
+        return _promoted(d, cfg, replica, snapshot, broker_id)
+    new_epoch = snapshot.leader_epoch > replica.view.leader_epoch
+    if promotes is False and new_epoch is True:
+        return _new_epoch(d, cfg, replica, snapshot, broker_id)
+    if promotes is False and new_epoch is False:
+        return _same_epoch(d, cfg, replica, snapshot)
+    return d.pick_replica(
+        promotes,
+        _promoted(d, cfg, replica, snapshot, broker_id),
+        d.pick_replica(
+            new_epoch,
+            _new_epoch(d, cfg, replica, snapshot, broker_id),
+            _same_epoch(d, cfg, replica, snapshot),
+        ),
     )
 
 
-def _led(snapshot: PartitionRegistration) -> PartitionRegistration:
-    """The registration as its leader holds it. A leader counts itself RECOVERED whatever the
-    record says: after an unclean election it may add followers at once, and its next
-    AlterPartition carries RECOVERED (`Partition.makeLeader` since KIP-704 in 3.2.0, read at
-    3.2.0, whose log line says leader log recovery is not implemented, 3.8.0 and 4.3.1)."""
-    return snapshot._replace(leader_recovery_state=LeaderRecoveryState.RECOVERED)
+def _promoted(d: Domain, cfg: ModelConfig, replica: Any, snapshot: Any, broker_id: int) -> Any:
+    """§2.10.1: follower to leader: leave the fetcher, clear follower state, set the LESO. A new
+    leader knows nothing of its followers' logs or broker epochs; ISR members count as caught
+    up now (`Replica.resetReplicaState` with isNewLeader, Kafka 4.1.0)."""
+    followers = tuple(
+        d.unknown_follower(and_(d.has(snapshot.isr, member), member != broker_id))
+        for member in cfg.broker_ids
+    )
+    return d.no_pending(d.unacked_dropped(replica))._replace(
+        role=d.role(Role.LEADER),
+        view=d.led_view(snapshot),
+        maximal_isr=snapshot.isr,
+        leso=replica.leo,
+        followers=followers,
+    )
 
 
-def _as_leader(
-    cfg: ModelConfig, replica: Replica, snapshot: PartitionRegistration, broker_id: int
-) -> Replica:
-    count = len(cfg.broker_ids)
-    snapshot = _led(snapshot)
-    if replica.role != Role.LEADER:
-        # §2.10.1: follower to leader: leave the fetcher, clear follower state, set the LESO.
-        return replica._replace(
-            role=Role.LEADER,
-            view=snapshot,
-            maximal_isr=snapshot.isr,
-            leso=replica.leo,
-            followers=_new_leader_followers(snapshot, broker_id, count),
-            pending=None,
-            unacked_from=-1,
-        )
-    assert replica.view is not None
-    if snapshot.leader_epoch > replica.view.leader_epoch:
-        # §2.10.3: leader to leader in a new leader epoch (re-elected, or a reassignment bumped
-        # the epoch): out-of-sync followers lose "fetched in this leader epoch".
-        followers = replica.followers
-        if reset_out_of_sync_followers.enabled(cfg.options.disabled_guards):
-            followers = tuple(
-                view._replace(caught_up=b != broker_id)
-                if b in snapshot.isr
-                else view._replace(fetched_this_epoch=False, caught_up=False)
-                for b, view in enumerate(replica.followers, start=1)
+def _new_epoch(d: Domain, cfg: ModelConfig, replica: Any, snapshot: Any, broker_id: int) -> Any:
+    """§2.10.3: leader to leader in a new leader epoch (re-elected, or a reassignment bumped the
+    epoch): out-of-sync followers lose "fetched in this leader epoch"."""
+    followers = replica.followers
+    if reset_out_of_sync_followers.enabled(cfg.options.disabled_guards):
+        followers = tuple(
+            known._replace(
+                fetched_this_epoch=and_(known.fetched_this_epoch, d.has(snapshot.isr, member)),
+                caught_up=and_(d.has(snapshot.isr, member), member != broker_id),
             )
-        return replica._replace(
-            view=snapshot,
-            maximal_isr=snapshot.isr,
-            leso=replica.leo,
-            followers=followers,
-            pending=None,
+            for member, known in enumerate(replica.followers, start=1)
         )
-    # §2.10.2: same leader epoch: adopt the committed ISR. A proposal in flight that is newer
-    # than this snapshot stays pending (as in the anchor spec); Kafka's Partition.makeLeader
-    # drops it on any snapshot at or above its partition epoch (`pending_isr_on_metadata`).
-    pending = replica.pending
-    if pending is not None and (
-        cfg.pending_isr_on_metadata == "reset" or snapshot.partition_epoch > pending.partition_epoch
-    ):
-        pending = None
-    maximal = snapshot.isr if pending is None else snapshot.isr | pending.isr
-    return replica._replace(view=snapshot, maximal_isr=maximal, pending=pending)
+    return d.no_pending(replica)._replace(
+        view=d.led_view(snapshot),
+        maximal_isr=snapshot.isr,
+        leso=replica.leo,
+        followers=followers,
+    )
+
+
+def _same_epoch(d: Domain, cfg: ModelConfig, replica: Any, snapshot: Any) -> Any:
+    """§2.10.2: same leader epoch: adopt the committed ISR. A proposal in flight that is newer
+    than this snapshot stays pending (as in the anchor spec); Kafka's Partition.makeLeader
+    drops it on any snapshot at or above its partition epoch (`pending_isr_on_metadata`)."""
+    keep = d.pending(replica)
+    if keep is not False:
+        keep = and_(
+            keep,
+            cfg.pending_isr_on_metadata != "reset",
+            snapshot.partition_epoch <= d.pending_epoch(replica),
+        )
+    maximal = snapshot.isr
+    if keep is not False:
+        maximal = d.pick_set(keep, d.union(snapshot.isr, d.pending_isr(replica)), maximal)
+    kept = d.pending_if(replica, keep)
+    return kept._replace(view=d.led_view(snapshot), maximal_isr=maximal)
 
 
 # --- broker records after the last partition change --------------------------------------------

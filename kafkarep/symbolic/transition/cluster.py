@@ -16,6 +16,8 @@ from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne
 from kafkarep.symbolic.state import (
     ERROR,
+    LEADER,
+    UNKNOWN_FOLLOWER,
     AlterPartitionRequest,
     AlterPartitionResponse,
     Broker,
@@ -229,6 +231,69 @@ class Cluster(Terms, Domain):
                 for k, e in enumerate(r.log)
             )
         return r._replace(log=log, leo=leo)
+
+    def replicas_of(self, registration: Any) -> Any:
+        return self.members(registration.replicas)
+
+    def view(self, registration: Any) -> Any:
+        return view_of(self.enc, registration)
+
+    def led_view(self, registration: Any) -> Any:
+        return view_of(self.enc, registration)._replace(recovering=False)
+
+    def role(self, role: Any) -> Any:
+        return int(role)
+
+    def replica_or_new(self, replica: Any) -> Any:
+        return self.enc.merge(replica.present, replica, self.enc.new_replica(), Replica)
+
+    def with_cache(self, replica: Any, eligible: Any, min_isr: Any) -> Any:
+        # min.insync.replicas is the model's (`Encoding` refuses a change of it)
+        return replica._replace(eligible=eligible)
+
+    def unknown_follower(self, caught_up: Term) -> Any:
+        return UNKNOWN_FOLLOWER._replace(caught_up=caught_up)
+
+    def no_pending(self, replica: Any) -> Any:
+        return replica._replace(pending=False, pending_isr=0, pending_partition_epoch=0)
+
+    def pending_if(self, replica: Any, keep: Term) -> Any:
+        r = replica
+        return r._replace(
+            pending=keep,
+            pending_isr=self.enc.sets.ite(keep, r.pending_isr, 0),
+            pending_partition_epoch=ite(keep, r.pending_partition_epoch, 0),
+        )
+
+    def pending_epoch(self, replica: Any) -> Any:
+        return replica.pending_partition_epoch
+
+    def pending_isr(self, replica: Any) -> Any:
+        return replica.pending_isr
+
+    def unacked_dropped(self, replica: Any) -> Any:
+        return nack_unacked(self.enc, replica)
+
+    def not_leading(self, replica: Any) -> Any:
+        return self.no_pending(nack_unacked(self.enc, replica))._replace(
+            followers=(UNKNOWN_FOLLOWER,) * self.enc.n, eligible=self.enc.nobody_eligible()
+        )
+
+    def leads_since(self, before: Any, after: Any, broker_id: int, registration: Any) -> Any:
+        """`Ghost.led_since`: a broker that becomes leader leads since the registration's
+        epoch; a leader the registration keeps leading (a new epoch with the same leader) since
+        when it did. Kept only where a reassignment's completion can keep a leader."""
+        if not self.enc.reassigning:
+            return after
+        role = before.brokers[broker_id - 1].replica.role
+        g = after.ghost
+        since = list(g.led_since)
+        began = registration.leader_epoch
+        since[broker_id - 1] = ite(eq(role, LEADER), since[broker_id - 1], began)
+        return after._replace(ghost=g._replace(led_since=tuple(since)))
+
+    def pick_set(self, c: Term, a: Any, b: Any) -> Any:
+        return self.enc.sets.ite(c, a, b)
 
     retriable_answers = False
 
