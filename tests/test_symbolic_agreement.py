@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import Domain
 from kafkarep.model.initial import initial_state
+from kafkarep.properties import completeness
 from kafkarep.properties.model_files import load_model, parse_model
 from kafkarep.rules import terms
 from kafkarep.symbolic import agreement, ops, transition
@@ -315,3 +317,29 @@ def test_a_wrong_leadership_start_is_found(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(Cluster, "leads_since", wrong)
     result = agreement.check(load_model(MODELS / "reassignment.toml"), 10)
     assert any("led_since" in d.problem for d in result.disagreements)
+
+
+def test_a_property_clause_is_one_predicate_both_engines_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`prove` reads `kafkarep/properties/`: each clause it proves is the predicate the clause
+    declares, run on the explorer's values and on the prover's terms alike."""
+    domains: set[str] = set()
+    real = completeness._serving
+
+    def spy(d: Any, state: Any, chosen: Any, holds: Any) -> Any:
+        domains.add(type(d).__name__)
+        return real(d, state, chosen, holds)
+
+    monkeypatch.setattr(completeness, "_serving", spy)
+    result = agreement.check(load_model(MODELS / "kip966_small.toml"), 4)
+    assert not result.disagreements
+    assert domains == {"Domain", "Cluster"}
+
+
+def test_a_clause_read_differently_by_one_domain_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded: the explorer's domain says every replica holds the committed log; the clauses
+    that ask it disagree with the prover's."""
+    monkeypatch.setattr(Domain, "holds_committed", lambda self, state, replica: True)
+    result = agreement.check(load_model(MODELS / "history" / "v35_last_replica_standing.toml"), 8)
+    assert any("clause leader_" in d.problem for d in result.disagreements)

@@ -292,6 +292,30 @@ class Domain:
         """The replica with the response's records appended to its log."""
         return replica._replace(log=replica.log + response.entries)
 
+    # --- what the properties read (`kafkarep/properties/`) ---------------------------------------
+
+    def committed_any(self, state: Any) -> Term:
+        """Some record is committed (the ghost's True HWM is above 0)."""
+        return bool(state.ghost.committed)
+
+    def holds_committed(self, state: Any, replica: Any) -> Term:
+        """The replica holds the committed log: every offset below the True HWM, with the
+        committed records."""
+        ghost = state.ghost
+        upto = ghost.true_hwm
+        if replica.leo < upto:
+            return False
+        return tuple(value for _, value in replica.log[:upto]) == ghost.committed
+
+    def holds_acked(self, state: Any, replica: Any) -> Term:
+        """The replica holds every positively acknowledged write."""
+        acked = state.ghost.pos_acked
+        return not acked or acked <= {value for _, value in replica.log}
+
+    def flagged(self, witness: Any) -> Term:
+        """The ghost recorded a violation (its first witness)."""
+        return witness is not None
+
     # --- a replica acting on the metadata ---------------------------------------------------------
 
     def replicas_of(self, registration: Any) -> Any:

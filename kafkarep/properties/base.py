@@ -11,7 +11,7 @@ quantifier."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 from kafkarep.model.actions.base import Action
 from kafkarep.model.config import ModelConfig
@@ -27,6 +27,28 @@ _READS_CONTROLLER: set[StateCheck] = set()
 _ON_PARTITION_CHANGE: set[StepCheck] = set()
 _READS_AFTER: set[StepCheck] = set()
 _FIRES_ON: dict[StepCheck, frozenset[str]] = {}
+
+
+# Clauses whose verdict is a predicate written over a domain (`kafkarep/model/domain.py`), so
+# the prover runs the same predicate on its terms: the clause -> (domain, cfg, state) -> Term
+_PREDICATES: dict[StateCheck, Callable[..., Any]] = {}
+
+
+def predicate(holds: Callable[..., Any]) -> Callable[[StateCheck], StateCheck]:
+    """Marks a state clause whose verdict is `holds(d, cfg, state)` over a domain: the clause
+    returns None exactly where that holds on the model's values (and says what is wrong where
+    it does not), and `kafkarep prove` proves the same predicate on its terms."""
+
+    def mark(check: StateCheck) -> StateCheck:
+        _PREDICATES[check] = holds
+        return check
+
+    return mark
+
+
+def predicate_of(check: StateCheck | StepCheck | MaskCheck) -> Callable[..., Any] | None:
+    """The predicate over a domain a state clause is the verdict of (None: none declared)."""
+    return _PREDICATES.get(cast(StateCheck, check))
 
 
 def reads_controller(check: StateCheck) -> StateCheck:

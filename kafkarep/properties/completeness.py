@@ -1,68 +1,109 @@
-"""Leader Completeness and Leader Candidate Completeness (protocol description §2.4, §2.4.1)."""
+"""Leader Completeness and Leader Candidate Completeness (protocol description §2.4, §2.4.1).
+
+Each clause's verdict is a predicate written over a domain (`kafkarep/model/domain.py`), which
+`kafkarep prove` proves on its terms; the clause itself says what is wrong where it fails."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import CONCRETE, running
 from kafkarep.model.state import RUNNING, ClusterState, Replica
-from kafkarep.properties.base import always
+from kafkarep.properties.base import always, predicate
+from kafkarep.rules.terms import Term, and_, eq, implies
+
+
+def _serving(d: Any, state: Any, chosen: Callable[[int], Term], holds: Callable[..., Term]) -> Term:
+    """Every running broker with a replica that `chosen` picks holds what `holds` asks."""
+    ok: Term = True
+    for broker_id, broker in enumerate(state.brokers, 1):
+        here = and_(chosen(broker_id), running(broker))
+        here = here if here is False else and_(here, d.present(broker.replica))
+        if here is not False:
+            ok = and_(ok, implies(here, holds(state, broker.replica)))
+    return ok
+
+
+def committed_log_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+    """The controller's leader, while its broker runs with a replica, holds the committed log:
+    every offset below the True HWM, with the committed records."""
+    committed = d.committed_any(state)
+    if committed is False:
+        return True
+    leader = state.partition.leader
+    return implies(committed, _serving(d, state, lambda b: eq(leader, b), d.holds_committed))
+
+
+def acked_writes_hold(d: Any, cfg: ModelConfig, state: Any) -> Term:
+    """The controller's leader, while its broker runs with a replica, holds every positively
+    acknowledged write."""
+    leader = state.partition.leader
+    return _serving(d, state, lambda b: eq(leader, b), d.holds_acked)
+
+
+def members_hold(d: Any, state: Any, members: Any) -> Term:
+    """Every running member of the set holds the committed log."""
+    committed = d.committed_any(state)
+    if committed is False:
+        return True
+    return implies(committed, _serving(d, state, lambda b: d.has(members, b), d.holds_committed))
+
+
+def isr_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+    return members_hold(d, state, state.partition.isr)
+
+
+def elr_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+    if not cfg.options.elr_enabled:
+        return True
+    return members_hold(d, state, state.partition.elr)
+
+
+# --- the clauses: the predicates' verdicts on the model's values, and what is wrong ------------
 
 
 def _values(replica: Replica, upto: int) -> tuple[int, ...]:
     return tuple(value for _, value in replica.log[:upto])
 
 
-def _missing_committed(who: str, replica: Replica, state: ClusterState) -> str | None:
-    """None if the replica holds the committed log; else what it lacks."""
+def _missing_committed(who: str, replica: Replica, state: ClusterState) -> str:
+    """What a replica that does not hold the committed log lacks."""
     ghost = state.ghost
     if replica.leo < ghost.true_hwm:
         return f"{who} has LEO {replica.leo} < true HWM {ghost.true_hwm}"
     held = _values(replica, ghost.true_hwm)
-    if held != ghost.committed:
-        offset = next(
-            i for i, (a, b) in enumerate(zip(held, ghost.committed, strict=True)) if a != b
-        )
-        return (
-            f"{who} has value {held[offset]} at offset {offset}, "
-            f"where the committed value is {ghost.committed[offset]}"
-        )
-    return None
+    offset = next(i for i, (a, b) in enumerate(zip(held, ghost.committed, strict=True)) if a != b)
+    return (
+        f"{who} has value {held[offset]} at offset {offset}, "
+        f"where the committed value is {ghost.committed[offset]}"
+    )
 
 
-def _leader(state: ClusterState) -> tuple[int, Replica] | None:
-    """The controller's leader, if its broker is running with a replica. A leader that is no
-    broker of the model (none, or an id out of range) has no running broker: exempt, as an
-    offline one is."""
+def _leader(state: ClusterState) -> tuple[int, Replica]:
+    """The controller's leader, running with a replica (a clause that fails has one)."""
     leader = state.partition.leader
-    if leader <= 0 or leader > len(state.brokers):
-        return None
-    broker = state.broker(leader)
-    if broker.status not in RUNNING or broker.replica is None:
-        return None
-    return leader, broker.replica
+    replica = state.broker(leader).replica
+    assert replica is not None
+    return leader, replica
 
 
+@predicate(committed_log_holds)
 def leader_holds_committed_log(cfg: ModelConfig, state: ClusterState) -> str | None:
-    if not state.ghost.committed:
+    if committed_log_holds(CONCRETE, cfg, state):
         return None
-    found = _leader(state)
-    if found is None:
-        return None
-    leader, replica = found
+    leader, replica = _leader(state)
     return _missing_committed(f"leader {leader}", replica, state)
 
 
+@predicate(acked_writes_hold)
 def leader_holds_acked_writes(cfg: ModelConfig, state: ClusterState) -> str | None:
-    if not state.ghost.pos_acked:
+    if not state.ghost.pos_acked or acked_writes_hold(CONCRETE, cfg, state):
         return None
-    found = _leader(state)
-    if found is None:
-        return None
-    leader, replica = found
+    leader, replica = _leader(state)
     held = {value for _, value in replica.log}
-    missing = sorted(state.ghost.pos_acked - held)
-    if missing:
-        return f"leader {leader} lacks positively acked write {missing[0]}"
-    return None
+    return f"leader {leader} lacks positively acked write {min(state.ghost.pos_acked - held)}"
 
 
 LEADER_COMPLETENESS = always(
@@ -76,28 +117,32 @@ LEADER_COMPLETENESS = always(
 )
 
 
+@predicate(isr_holds)
 def isr_members_complete(cfg: ModelConfig, state: ClusterState) -> str | None:
-    return _candidates_complete(state, state.partition.isr, "ISR")
+    if isr_holds(CONCRETE, cfg, state):
+        return None
+    return _first_incomplete(state, state.partition.isr, "ISR")
 
 
+@predicate(elr_holds)
 def elr_members_complete(cfg: ModelConfig, state: ClusterState) -> str | None:
-    if not cfg.options.elr_enabled:
+    if elr_holds(CONCRETE, cfg, state):
         return None
-    return _candidates_complete(state, state.partition.elr, "ELR")
+    return _first_incomplete(state, state.partition.elr, "ELR")
 
 
-def _candidates_complete(state: ClusterState, members: frozenset[int], name: str) -> str | None:
-    if not state.ghost.committed:
-        return None
+def _first_incomplete(state: ClusterState, members: frozenset[int], name: str) -> str:
+    """What the first running member that lacks the committed log lacks."""
     for member in sorted(members):
         if member <= 0 or member > len(state.brokers):
             continue
         broker = state.broker(member)
-        if broker.status in RUNNING and broker.replica is not None:
-            problem = _missing_committed(f"replica {member} in {name}", broker.replica, state)
-            if problem is not None:
-                return problem
-    return None
+        replica = broker.replica
+        if replica is None or broker.status not in RUNNING:
+            continue
+        if not CONCRETE.holds_committed(state, replica):
+            return _missing_committed(f"replica {member} in {name}", replica, state)
+    raise AssertionError("no member lacks the committed log")
 
 
 LEADER_CANDIDATE_COMPLETENESS = always(

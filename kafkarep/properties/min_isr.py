@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import CONCRETE
 from kafkarep.model.state import ClusterState
-from kafkarep.properties.base import always
+from kafkarep.properties.base import always, predicate
+from kafkarep.rules.terms import Term, not_
 
 
 def _min_isr(cfg: ModelConfig) -> str:
@@ -12,20 +16,34 @@ def _min_isr(cfg: ModelConfig) -> str:
     return "the leader's MinISR" if cfg.budget.min_isr_changes else f"MinISR {cfg.min_isr}"
 
 
+def acks_hold(d: Any, cfg: ModelConfig, state: Any) -> Term:
+    """No acks=all write was positively acknowledged before it reached MinISR replicas."""
+    return not_(d.flagged(state.ghost.ack_below_min_isr))
+
+
+def hwm_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+    """No leader advanced the HWM with an ISR below MinISR (ELR on)."""
+    return not_(d.flagged(state.ghost.hwm_below_min_isr))
+
+
+@predicate(acks_hold)
 def acks_on_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     seen = state.ghost.ack_below_min_isr
-    if seen is None:
+    if acks_hold(CONCRETE, cfg, state):
         return None
+    assert seen is not None
     value, holders = seen
     return (
         f"write {value} was positively acked after reaching {holders} replica(s) < {_min_isr(cfg)}"
     )
 
 
+@predicate(hwm_holds)
 def hwm_at_min_isr(cfg: ModelConfig, state: ClusterState) -> str | None:
     seen = state.ghost.hwm_below_min_isr
-    if seen is None:
+    if hwm_holds(CONCRETE, cfg, state):
         return None
+    assert seen is not None
     leader, size = seen
     return f"leader {leader} advanced the HWM with an ISR of {size} < {_min_isr(cfg)} (ELR on)"
 

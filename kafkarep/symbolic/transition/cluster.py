@@ -13,7 +13,7 @@ from kafkarep.model.domain import Domain
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.domain import AlterPartition, Terms, decided
 from kafkarep.symbolic.encoding import Encoding
-from kafkarep.symbolic.ops import Term, and_, eq, imin, ite, ne
+from kafkarep.symbolic.ops import Term, and_, eq, imin, implies, ite, ne
 from kafkarep.symbolic.state import (
     ERROR,
     LEADER,
@@ -231,6 +231,24 @@ class Cluster(Terms, Domain):
                 for k, e in enumerate(r.log)
             )
         return r._replace(log=log, leo=leo)
+
+    def committed_any(self, state: Any) -> Term:
+        return state.ghost.true_hwm > 0
+
+    def holds_committed(self, state: Any, replica: Any) -> Term:
+        g = state.ghost
+        return and_(
+            replica.leo >= g.true_hwm,
+            *(implies(o < g.true_hwm, eq(replica.log[o], c)) for o, c in enumerate(g.committed)),
+        )
+
+    def holds_acked(self, state: Any, replica: Any) -> Term:
+        r = replica
+        pos = state.ghost.pos_acked
+        return and_(*(ops.epochs_within(p, r.log[o], o < r.leo) for o, p in enumerate(pos)))
+
+    def flagged(self, witness: Any) -> Term:
+        return witness
 
     def replicas_of(self, registration: Any) -> Any:
         return self.members(registration.replicas)
