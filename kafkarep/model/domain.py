@@ -394,9 +394,10 @@ class Domain:
         """An error code as the domain holds one."""
         return error
 
-    def answers_pending(self, replica: Any, answer: Any) -> Term:
-        """The answer is to the proposal the leader still has pending."""
-        return replica.pending == answer.request
+    def answers_pending(self, replica: Any, answer: Any) -> tuple[Term, ...]:
+        """The conditions under which the answer is to the proposal the leader still has
+        pending."""
+        return (replica.pending == answer.request,)
 
     def rolled_back(self, replica: Any) -> Any:
         """The leader's proposal dropped: its Maximal ISR is its committed ISR again."""

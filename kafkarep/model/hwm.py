@@ -76,15 +76,16 @@ def hwm_offset(d: Any, cfg: ModelConfig, replica: Any, broker_id: int) -> Term:
     if not waits_for_caught_up_follower.enabled(cfg.options.disabled_guards):
         return offset
     for member in cfg.broker_ids:
+        if member == broker_id:
+            continue
         leo = replica.followers[member - 1].leo
-        outside = and_(member != broker_id, leo < offset, not_(d.has(members, member)))
-        if outside is False:
+        listed = d.has(replica.view.replicas, member)
+        outside = not_(d.has(members, member))
+        behind = leo < offset
+        if listed is False or outside is False or behind is False:
             continue
-        waits = and_(outside, d.has(replica.view.replicas, member))
-        if waits is False:
-            continue
-        waits = and_(waits, waits_for_caught_up_follower.check(cfg, replica, member))
-        offset = ite(waits, leo, offset)
+        caught_up = waits_for_caught_up_follower.check(cfg, replica, member)
+        offset = ite(and_(listed, outside, caught_up, behind), leo, offset)
     return offset
 
 

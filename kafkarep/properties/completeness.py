@@ -17,13 +17,15 @@ from kafkarep.rules.terms import Term, and_, eq, implies
 
 def _serving(d: Any, state: Any, chosen: Callable[[int], Term], holds: Callable[..., Term]) -> Term:
     """Every running broker with a replica that `chosen` picks holds what `holds` asks."""
-    ok: Term = True
+    checks = []
     for broker_id, broker in enumerate(state.brokers, 1):
-        here = and_(chosen(broker_id), running(broker))
-        here = here if here is False else and_(here, d.present(broker.replica))
-        if here is not False:
-            ok = and_(ok, implies(here, holds(state, broker.replica)))
-    return ok
+        picked, up = chosen(broker_id), running(broker)
+        if picked is False or up is False:
+            continue
+        present = d.present(broker.replica)
+        if present is not False:
+            checks.append(implies(and_(picked, up, present), holds(state, broker.replica)))
+    return and_(*checks)
 
 
 def committed_log_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:

@@ -331,9 +331,13 @@ def response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> An
     answer = broker.ap_response
     replica = broker.replica
     state = d.with_broker(state, broker_id, broker._replace(ap_response=d.no_ap_response()))
-    mine = d.present(replica)
-    mine = mine if mine is False else and_(mine, eq(replica.role, _LEADER))
-    mine = mine if mine is False else and_(mine, d.answers_pending(replica, answer))
+    present = d.present(replica)
+    if present is False:
+        return state
+    leading = eq(replica.role, _LEADER)
+    if leading is False:
+        return state
+    mine = and_(present, leading, *d.answers_pending(replica, answer))
     if mine is False:
         return state
     error = answer.error

@@ -30,7 +30,7 @@ from kafkarep.model.state import (
     Replica,
     Role,
 )
-from kafkarep.rules.guards import Guard, all_pass, guard
+from kafkarep.rules.guards import Guard, guard
 from kafkarep.rules.terms import Term, and_, eq, imin, ite, ne, not_, or_
 
 # --- produce ---------------------------------------------------------------------------------
@@ -347,10 +347,16 @@ def arrive(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
 def in_fetcher(d: Domain, replica: Any, response: Any) -> Term:
     """The partition is still in the fetcher of the broker that answered (a replica that became
     leader, or follows another broker, left that fetcher and the response is dropped)."""
-    ok = d.present(replica)
-    ok = ok if ok is False else and_(ok, eq(replica.role, _FOLLOWER))
-    ok = ok if ok is False else and_(ok, d.present(replica.view))
-    return ok if ok is False else and_(ok, eq(replica.view.leader, response.leader))
+    present = d.present(replica)
+    if present is False:
+        return False
+    following = eq(replica.role, _FOLLOWER)
+    if following is False:
+        return False
+    viewed = d.present(replica.view)
+    if viewed is False:
+        return False
+    return and_(present, following, viewed, eq(replica.view.leader, response.leader))
 
 
 # The response guards are asked only of a replica still in that leader's fetcher (`in_fetcher`),
@@ -413,11 +419,12 @@ def fetch_response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int)
     response = broker.fetch_response
     replica = broker.replica
     state = d.with_broker(state, broker_id, broker._replace(fetch_response=d.no_fetch_response()))
-    applies = in_fetcher(d, replica, response)
-    if applies is False:
+    fetching = in_fetcher(d, replica, response)
+    if fetching is False:
         return state
-    guards = response_guards(cfg)
-    applies = and_(applies, all_pass(guards, cfg.options.disabled_guards, replica, response))
+    disabled = cfg.options.disabled_guards
+    checks = [g.passes(disabled, replica, response) for g in response_guards(cfg)]
+    applies = and_(fetching, *checks)
     if applies is False:
         return state
     diverging = d.diverging(response)

@@ -29,7 +29,7 @@ from kafkarep.model.state import (
     Role,
 )
 from kafkarep.rules.guards import guard
-from kafkarep.rules.terms import Term, and_, eq, ite, ne, not_
+from kafkarep.rules.terms import Term, and_, eq, ite, ne, not_, or_
 
 
 def apply_enabled(state: ClusterShape, broker_id: int, partition_epoch: Any) -> Term:
@@ -144,9 +144,13 @@ def act_on(
 def _newer(d: Domain, replica: Any, snapshot: Any) -> Term:
     """The replica already holds a newer registration, from an AlterPartition response
     (§2.9.2)."""
-    ok = d.present(replica)
-    ok = ok if ok is False else and_(ok, d.present(replica.view))
-    return ok if ok is False else and_(ok, snapshot.partition_epoch < replica.view.partition_epoch)
+    present = d.present(replica)
+    if present is False:
+        return False
+    viewed = d.present(replica.view)
+    if viewed is False:
+        return False
+    return and_(present, viewed, snapshot.partition_epoch < replica.view.partition_epoch)
 
 
 def _removed(d: Domain, state: Any, broker_id: int) -> Any:
@@ -283,13 +287,12 @@ def _same_epoch(d: Domain, cfg: ModelConfig, replica: Any, snapshot: Any) -> Any
     """§2.10.2: same leader epoch: adopt the committed ISR. A proposal in flight that is newer
     than this snapshot stays pending (as in the anchor spec); Kafka's Partition.makeLeader
     drops it on any snapshot at or above its partition epoch (`pending_isr_on_metadata`)."""
-    keep = d.pending(replica)
-    if keep is not False:
-        keep = and_(
-            keep,
-            cfg.pending_isr_on_metadata != "reset",
-            snapshot.partition_epoch <= d.pending_epoch(replica),
-        )
+    pending = d.pending(replica)
+    keep = pending
+    if pending is not False:
+        reset = cfg.pending_isr_on_metadata == "reset"
+        drop = and_(pending, or_(reset, snapshot.partition_epoch > d.pending_epoch(replica)))
+        keep = and_(pending, not_(drop))
     maximal = snapshot.isr
     if keep is not False:
         maximal = d.pick_set(keep, d.union(snapshot.isr, d.pending_isr(replica)), maximal)

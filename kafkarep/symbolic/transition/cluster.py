@@ -318,8 +318,8 @@ class Cluster(Terms, Domain):
     def error(self, error: Any) -> Any:
         return ERROR[error]
 
-    def answers_pending(self, replica: Any, answer: Any) -> Term:
-        return and_(
+    def answers_pending(self, replica: Any, answer: Any) -> tuple[Term, ...]:
+        return (
             replica.pending,
             self.enc.sets.eq(replica.pending_isr, answer.request_isr),
             eq(replica.pending_partition_epoch, answer.request_partition_epoch),
