@@ -327,9 +327,9 @@ def test_a_property_clause_is_one_predicate_both_engines_run(
     domains: set[str] = set()
     real = completeness._serving
 
-    def spy(d: Any, state: Any, chosen: Any, holds: Any) -> Any:
+    def spy(d: Any, state: Any, leader: Any, members: Any, holds: Any) -> Any:
         domains.add(type(d).__name__)
-        return real(d, state, chosen, holds)
+        return real(d, state, leader, members, holds)
 
     monkeypatch.setattr(completeness, "_serving", spy)
     result = agreement.check(load_model(MODELS / "kip966_small.toml"), 4)

@@ -70,9 +70,10 @@ def hwm_offset(d: Any, cfg: ModelConfig, replica: Any, broker_id: int) -> Term:
     members = hwm_members(cfg, replica)
     offset = replica.leo
     for member in cfg.broker_ids:
-        if member != broker_id:
+        inside = d.has(members, member)
+        if member != broker_id and inside is not False:
             fetched = imax(replica.followers[member - 1].leo, 0)
-            offset = ite(d.has(members, member), imin(offset, fetched), offset)
+            offset = ite(inside, imin(offset, fetched), offset)
     if not waits_for_caught_up_follower.enabled(cfg.options.disabled_guards):
         return offset
     for member in cfg.broker_ids:

@@ -15,12 +15,16 @@ from kafkarep.properties.base import always, predicate
 from kafkarep.rules.terms import Term, and_, eq, implies
 
 
-def _serving(d: Any, state: Any, chosen: Callable[[int], Term], holds: Callable[..., Term]) -> Term:
-    """Every running broker with a replica that `chosen` picks holds what `holds` asks."""
+def _serving(d: Any, state: Any, leader: Any, members: Any, holds: Callable[..., Term]) -> Term:
+    """Every running broker with a replica that is the leader (if `members` is None), or a
+    member of `members`, holds what `holds` asks."""
     checks = []
     for broker_id, broker in enumerate(state.brokers, 1):
-        picked, up = chosen(broker_id), running(broker)
-        if picked is False or up is False:
+        picked = eq(leader, broker_id) if members is None else d.has(members, broker_id)
+        if picked is False:
+            continue
+        up = running(broker)
+        if up is False:
             continue
         present = d.present(broker.replica)
         if present is not False:
@@ -35,14 +39,14 @@ def committed_log_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
     if committed is False:
         return True
     leader = state.partition.leader
-    return implies(committed, _serving(d, state, lambda b: eq(leader, b), d.holds_committed))
+    return implies(committed, _serving(d, state, leader, None, d.holds_committed))
 
 
 def acked_writes_hold(d: Any, cfg: ModelConfig, state: Any) -> Term:
     """The controller's leader, while its broker runs with a replica, holds every positively
     acknowledged write."""
     leader = state.partition.leader
-    return _serving(d, state, lambda b: eq(leader, b), d.holds_acked)
+    return _serving(d, state, leader, None, d.holds_acked)
 
 
 def members_hold(d: Any, state: Any, members: Any) -> Term:
@@ -50,7 +54,7 @@ def members_hold(d: Any, state: Any, members: Any) -> Term:
     committed = d.committed_any(state)
     if committed is False:
         return True
-    return implies(committed, _serving(d, state, lambda b: d.has(members, b), d.holds_committed))
+    return implies(committed, _serving(d, state, None, members, d.holds_committed))
 
 
 def isr_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:

@@ -418,21 +418,21 @@ def fetch_response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int)
     broker = state.brokers[broker_id - 1]
     response = broker.fetch_response
     replica = broker.replica
-    state = d.with_broker(state, broker_id, broker._replace(fetch_response=d.no_fetch_response()))
+    handled = broker._replace(fetch_response=d.no_fetch_response())
     fetching = in_fetcher(d, replica, response)
     if fetching is False:
-        return state
+        return d.with_broker(state, broker_id, handled)
     disabled = cfg.options.disabled_guards
     checks = [g.passes(disabled, replica, response) for g in response_guards(cfg)]
     applies = and_(fetching, *checks)
     if applies is False:
-        return state
+        return d.with_broker(state, broker_id, handled)
     diverging = d.diverging(response)
     appends = not_(diverging)
     truncated = _truncated(d, cfg, replica, response) if diverging is not False else replica
     appended = _appended(d, replica, response) if appends is not False else replica
-    new = d.pick_replica(diverging, truncated, appended)
-    state = d.with_replica(state, broker_id, d.pick_replica(applies, new, replica))
+    new = d.pick_replica(applies, d.pick_replica(diverging, truncated, appended), replica)
+    state = d.with_broker(state, broker_id, handled._replace(replica=new))
     if cfg.acks == "all" and appends is not False:  # who holds a write matters to acks=all only
         state = d.receive(state, broker_id, and_(applies, appends), replica, appended)
     return state
