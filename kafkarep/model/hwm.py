@@ -11,7 +11,7 @@ and any acknowledgement or advance that broke the MinISR rule; the rules never r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import isr_eligible
@@ -19,6 +19,9 @@ from kafkarep.model.shapes import ReplicaShape
 from kafkarep.model.state import ClusterState, Ghost, Replica
 from kafkarep.rules.domain import VALUES
 from kafkarep.rules.guards import guard
+
+if TYPE_CHECKING:  # domain.py reads this module
+    from kafkarep.model.domain import Domain
 from kafkarep.rules.terms import Term, and_, imax, imin, ite, not_, or_
 
 
@@ -63,7 +66,7 @@ def waits_for_caught_up_follower(cfg: ModelConfig, replica: ReplicaShape, follow
     return and_(caught_up, isr_eligible(cfg, replica, follower))
 
 
-def hwm_offset(d: Any, cfg: ModelConfig, replica: Any, broker_id: int) -> Term:
+def hwm_offset(d: Domain, cfg: ModelConfig, replica: Any, broker_id: int) -> Term:
     """Where the leader's HWM would move: the highest offset every member of `hwm_members`
     has fetched, as far as the leader knows, held back to the LEO of each follower the HWM
     waits for (`waits_for_caught_up_follower`). Over any domain `d`."""
@@ -90,7 +93,7 @@ def hwm_offset(d: Any, cfg: ModelConfig, replica: Any, broker_id: int) -> Term:
     return offset
 
 
-def maybe_advance_hwm(d: Any, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
+def maybe_advance_hwm(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
     """The leader moves its HWM forward to `hwm_offset` while its ISR is at least MinISR
     (`Partition.maybeIncrementLeaderHW`, 4.1.0), acknowledging the writes it passes."""
     replica = state.brokers[broker_id - 1].replica

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.domain import CONCRETE, running
+from kafkarep.model.domain import CONCRETE, Domain, running
 from kafkarep.model.state import RUNNING, ClusterState, Replica
 from kafkarep.properties.base import always, predicate
 from kafkarep.rules.terms import Term, and_, eq, implies
 
 
-def _serving(d: Any, state: Any, leader: Any, members: Any, holds: Callable[..., Term]) -> Term:
+def _serving(d: Domain, state: Any, leader: Any, members: Any, holds: Callable[..., Term]) -> Term:
     """Every running broker with a replica that is the leader (if `members` is None), or a
     member of `members`, holds what `holds` asks."""
     checks = []
@@ -32,7 +32,7 @@ def _serving(d: Any, state: Any, leader: Any, members: Any, holds: Callable[...,
     return and_(*checks)
 
 
-def committed_log_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+def committed_log_holds(d: Domain, cfg: ModelConfig, state: Any) -> Term:
     """The controller's leader, while its broker runs with a replica, holds the committed log:
     every offset below the True HWM, with the committed records."""
     committed = d.committed_any(state)
@@ -42,14 +42,14 @@ def committed_log_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
     return implies(committed, _serving(d, state, leader, None, d.holds_committed))
 
 
-def acked_writes_hold(d: Any, cfg: ModelConfig, state: Any) -> Term:
+def acked_writes_hold(d: Domain, cfg: ModelConfig, state: Any) -> Term:
     """The controller's leader, while its broker runs with a replica, holds every positively
     acknowledged write."""
     leader = state.partition.leader
     return _serving(d, state, leader, None, d.holds_acked)
 
 
-def members_hold(d: Any, state: Any, members: Any) -> Term:
+def members_hold(d: Domain, state: Any, members: Any) -> Term:
     """Every running member of the set holds the committed log."""
     committed = d.committed_any(state)
     if committed is False:
@@ -57,11 +57,11 @@ def members_hold(d: Any, state: Any, members: Any) -> Term:
     return implies(committed, _serving(d, state, None, members, d.holds_committed))
 
 
-def isr_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+def isr_holds(d: Domain, cfg: ModelConfig, state: Any) -> Term:
     return members_hold(d, state, state.partition.isr)
 
 
-def elr_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+def elr_holds(d: Domain, cfg: ModelConfig, state: Any) -> Term:
     if not cfg.options.elr_enabled:
         return True
     return members_hold(d, state, state.partition.elr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkarep.model.config import ModelConfig
-from kafkarep.model.domain import CONCRETE
+from kafkarep.model.domain import CONCRETE, Domain
 from kafkarep.model.state import ClusterState
 from kafkarep.properties.base import always, predicate
 from kafkarep.rules.terms import Term, not_
@@ -16,12 +16,12 @@ def _min_isr(cfg: ModelConfig) -> str:
     return "the leader's MinISR" if cfg.budget.min_isr_changes else f"MinISR {cfg.min_isr}"
 
 
-def acks_hold(d: Any, cfg: ModelConfig, state: Any) -> Term:
+def acks_hold(d: Domain, cfg: ModelConfig, state: Any) -> Term:
     """No acks=all write was positively acknowledged before it reached MinISR replicas."""
     return not_(d.flagged(state.ghost.ack_below_min_isr))
 
 
-def hwm_holds(d: Any, cfg: ModelConfig, state: Any) -> Term:
+def hwm_holds(d: Domain, cfg: ModelConfig, state: Any) -> Term:
     """No leader advanced the HWM with an ISR below MinISR (ELR on)."""
     return not_(d.flagged(state.ghost.hwm_below_min_isr))
 
