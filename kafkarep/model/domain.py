@@ -1,29 +1,35 @@
-"""What the cluster model's enabled conditions compute with, in any domain.
+"""What the cluster model's conditions, steps and property predicates compute with, in any
+domain.
 
 The controller rules are written once over `kafkarep.rules.terms` and a domain of broker sets
-(`kafkarep.rules.domain`). The model's own conditions (when a family's action is enabled) are
-written once the same way, over a `Domain`: the rules' set operations, and how a domain holds
-the parts of a cluster state that may be absent. `CONCRETE` is the explorer's domain: the model's
+(`kafkarep.rules.domain`). The model's own conditions (when a family's action is enabled), its
+steps (what an action does: `fetch_step`, `act_on`, ...) and the predicates of the clauses
+`prove` proves (`kafkarep/properties/`) are written once the same way, over a `Domain`: the
+rules' set operations, and how a domain holds the parts of a cluster state (absent parts, a log,
+a response, a pending proposal, the ghost). `CONCRETE` is the explorer's domain: the model's
 NamedTuples, None for an absent part. The prover's (`kafkarep/symbolic/transition/cluster.py`,
-a subclass of `Domain`) reads its
-fixed-shape states (`kafkarep/symbolic/state.py`), where an absent part is a `present` flag over
-canonical values.
+a subclass of `Domain`) reads its fixed-shape states (`kafkarep/symbolic/state.py`), where an
+absent part is a `present` flag over canonical values and a log is an epoch per offset.
 
 The explorer lists a family's actions by asking its condition of each candidate, after skipping,
 on the model's own types, the candidates that fail a cheap conjunct of it (a broker not running,
 no response in flight): the condition is what decides. `tests/test_enabled_conditions.py` asks
 every candidate of every family on every state of small explorations, of models `prove` does not
 encode too, and finds a skip that drops an enabled one; the agreement check
-(`tests/test_symbolic_agreement.py`) compares what the explorer lists with the condition the
-prover runs.
+(`tests/test_symbolic_agreement.py`) compares what the explorer lists and does with what the
+prover runs, which is where the two domains' operations could part.
 
-A condition reads a part only once it knows the part is there: it returns as soon as what it
-has checked is the constant False, which on Python values ends the check before an absent part
-is read, and on terms never happens (a term is never the constant False).
+A condition or step reads a part only once it knows the part is there: it returns as soon as
+what it has checked is the constant False, which on Python values ends the check before an
+absent part is read, and on terms never happens (a term is never the constant False). On terms
+a step computes every branch and merges them (`pick_state`, `pick_replica`, ...); on Python
+values only the branch taken. A conjunction is built flat (one `and_`), as the prover's formulas
+were written: a nested `And` changes no verdict but makes other terms for the solver.
 
 Conditions type a state's parts by the protocols of `shapes.py` (or `Any`): compiled, a
 parameter typed as one of the model's NamedTuples would be read by position, and the prover's
-tuples have other fields in another order.
+tuples have other fields in another order. The domain itself is typed `Domain`: compiled, a call
+through it is a native method call.
 """
 
 from __future__ import annotations
