@@ -391,10 +391,12 @@ class Domain:
 
     # --- the AlterPartition answer ----------------------------------------------------------------
 
-    # False where the controller never sends a leader an error it retries (the prover's:
-    # STALE_BROKER_EPOCH reaches no live connection, `handle_step`, and it encodes no lagging
-    # controller's NOT_CONTROLLER)
-    retriable_answers = True
+    def retriable_answers(self) -> bool:
+        """False where the controller never sends a leader an error it retries (the prover's:
+        STALE_BROKER_EPOCH reaches no live connection, `handle_step`, and it encodes no lagging
+        controller's NOT_CONTROLLER). (A method: compiled, a class attribute the prover's
+        subclass overrode would still be read as this class's.)"""
+        return True
 
     def error(self, error: Error) -> Any:
         """An error code as the domain holds one."""

@@ -349,8 +349,8 @@ def response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> An
         answer.partition_epoch >= view.partition_epoch,
     )
     rolls_back = and_(mine, or_(*(eq(error, d.error(e)) for e in sorted(ROLL_BACK))))
-    retries = False
-    if d.retriable_answers:
+    retries: Term = False
+    if d.retriable_answers():
         retries = and_(mine, or_(*(eq(error, d.error(e)) for e in sorted(RETRY))))
     after = state
     if rolls_back is not False:

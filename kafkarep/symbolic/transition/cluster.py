@@ -313,7 +313,8 @@ class Cluster(Terms, Domain):
     def pick_set(self, c: Term, a: Any, b: Any) -> Any:
         return self.enc.sets.ite(c, a, b)
 
-    retriable_answers = False
+    def retriable_answers(self) -> bool:
+        return False
 
     def error(self, error: Any) -> Any:
         return ERROR[error]
