@@ -414,7 +414,7 @@ def fetch_response(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
 def fetch_response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int) -> Any:
     """A follower still in that leader's fetcher, whose response passes its checks, truncates
     at the divergence point, or appends the records and adopts the leader's HWM within its
-    log (`AbstractFetcherThread.processFetchRequest`)."""
+    log (protocol description §2.2, §3)."""
     broker = state.brokers[broker_id - 1]
     response = broker.fetch_response
     replica = broker.replica
