@@ -487,7 +487,7 @@ def test_differing_records_are_still_named() -> None:
 # --- a rule change that lets a follower's HWM pass its log end ---------------------------------
 
 
-def appended_past_leo(d: Any, replica: Any, response: Any) -> Any:
+def appended_past_leo(d: Any, cfg: ModelConfig, replica: Any, response: Any) -> Any:
     """`data._appended` with a seeded bug: the follower adopts the leader's HWM whole, not
     bounded by its own log end (`min(response.hwm, len(log))`)."""
     return d.append_entries(replica, response)._replace(hwm=response.hwm)

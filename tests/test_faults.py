@@ -157,6 +157,7 @@ def test_prove_refuses_the_faults_it_does_not_encode() -> None:
         ({"delayed_fetches": 1}, []),
         ({"uncontrolled_shutdowns": 1}, []),
         ({"min_isr_changes": 1}, []),
+        ({"late_sends": 1}, []),
         ({"controller_failovers": 1}, lagging),
     ):
         cfg = model(faults, disable_guards=off)
@@ -183,6 +184,7 @@ def test_every_family_the_encoding_lacks_is_one_prove_refuses() -> None:
         "fetch_partial",
         "delay_fetch",
         "delayed_fetch_arrives",
+        "late_send",
         "controller_failover",
         "controller_catches_up",
         "stop",

@@ -15,6 +15,9 @@ release that changed it and the JIRA or KIP:
 - KAFKA-18991 (3.9.1, 4.0.1, 4.1.0): a follower's fetcher handles a response only in the
   leader epoch it fetched in (`AbstractFetcherThread.processFetchRequest`); 4.0.0 compares the
   fetch offset alone. A broker-side change: the model's data plane reads it.
+- KAFKA-18723 (3.9.1, 4.0.1, 4.1.0): a follower appends a response's batches only up to the
+  first whose partition leader epoch is above its fetch's (`UnifiedLog.append`,
+  `hasHigherPartitionLeaderEpoch`); 4.0.0 appends them all. Also the data plane's.
 - KAFKA-16540 (4.0.0): with ELR on, a change of `min.insync.replicas` clears the ELR and last
   known ELR of every partition it concerns (`ConfigurationControlManager
   .createClearElrRecordsAsNeeded`, `ReplicationControlManager.replay(ClearElrRecord)`); 3.9
@@ -81,6 +84,7 @@ class Behaviour(NamedTuple):
     lowest_alter_partition_version: int  # KIP-896
     clears_elr_on_min_isr_change: bool  # KAFKA-16540
     follower_checks_response_epoch: bool  # KAFKA-18991
+    follower_skips_newer_batches: bool  # KAFKA-18723
     lowest_metadata_version: str  # the oldest metadata.version the release runs
 
 
@@ -97,6 +101,7 @@ def behaviour(release: str) -> Behaviour:
         lowest_alter_partition_version=2 if v >= (4, 0, 0) else 0,
         clears_elr_on_min_isr_change=v >= (4, 0, 0),
         follower_checks_response_epoch=v >= (4, 0, 1) or (3, 9, 1) <= v < (4, 0, 0),
+        follower_skips_newer_batches=v >= (4, 0, 1) or (3, 9, 1) <= v < (4, 0, 0),
         lowest_metadata_version="3.3" if v >= (4, 0, 0) else "3.0",
     )
 

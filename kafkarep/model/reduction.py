@@ -18,8 +18,8 @@ of the small models, mutations included, and that verdicts and depths are unchan
 - **Stale fetch responses.** A fetch response from a leader epoch older than the last metadata
   the follower applied will be dropped on arrival (`leader_epoch_matches`), and leader epochs
   never go back: only its arrival matters, not its content. Not applied when that guard is
-  switched off, or the follower does not compare epochs (`data.checks_response_epoch`: Kafka
-  4.0.0, or fetches without a leader epoch).
+  switched off, the follower does not compare epochs (`data.checks_response_epoch`: Kafka
+  4.0.0, or fetches without a leader epoch), or a late send may still rewrite its records.
 - **Idle AlterPartition responses.** A response whose handling can only clear it, now and later:
   an error the leader waits out (any but NONE, the roll-back errors and the errors it retries),
   or an answer to a proposal from a partition epoch older than the last metadata the leader
@@ -77,8 +77,11 @@ def reducer(cfg: ModelConfig) -> Reduce:
     """`reduce` for one model, its switches read once (the explorer calls it per successor)."""
     if not cfg.check.reduction:
         return _unchanged
-    fetch_guard = checks_response_epoch(cfg) and leader_epoch_matches.enabled(
-        cfg.options.disabled_guards
+    # A late send (data.late_send) rewrites a response's records, stale ones included.
+    fetch_guard = (
+        checks_response_epoch(cfg)
+        and leader_epoch_matches.enabled(cfg.options.disabled_guards)
+        and not cfg.budget.late_sends
     )
     # A lagging controller (failover.py) may accept a request older than the log's leader epoch.
     requests_guard = leader_epoch_current.enabled(cfg.options.disabled_guards) and not (

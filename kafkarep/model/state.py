@@ -272,6 +272,9 @@ class Budget(NamedTuple):
     uncontrolled_shutdowns: int = 0
     # a change of the topic's min.insync.replicas (kafkarep/model/actions/min_isr.py)
     min_isr_changes: int = 0
+    # a fetch response whose file slice is sent after the leader's log changed under it
+    # (`late_send`, kafkarep/model/actions/data.py)
+    late_sends: int = 0
 
     def spend(self, name: str) -> Budget:
         return self._replace(**{name: getattr(self, name) - 1})

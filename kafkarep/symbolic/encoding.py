@@ -90,6 +90,7 @@ class Encoding:
                 "delayed_fetches",
                 "uncontrolled_shutdowns",
                 "min_isr_changes",
+                "late_sends",
             )
             if getattr(cfg.budget, fault)
         ]

@@ -27,6 +27,8 @@ from kafkarep.model.state import (
     RUNNING,
     ClusterState,
     DelayedFetch,
+    FetchResponse,
+    Log,
     Replica,
     Role,
 )
@@ -341,6 +343,58 @@ def arrive(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
     return state
 
 
+# --- a response sent after the leader's log changed (KAFKA-18723) ----------------------------
+
+
+def late_send_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    """A fetch response is sent after the log it was read from changed. The leader's read
+    (`UnifiedLog.read`) gives a slice of a segment file by position, and the network thread
+    sends the file's bytes only later (`FileRecords.writeTo`, zero-copy; read at 4.0.0 and
+    4.1.0): if the broker truncated its log and appended other records in between (it lost
+    leadership and now follows a leader whose log differs), the slice holds those. A send whose
+    file became shorter than the slice fails (`writeTo` throws), so the answer is lost."""
+    if state.budget.late_sends == 0:
+        return
+    for broker_id, broker in enumerate(state.brokers, 1):
+        response = broker.fetch_response
+        if response is None or response.diverging is not None or not response.entries:
+            continue
+        sender = state.broker(response.leader)
+        replica = sender.replica
+        if sender.status not in RUNNING or replica is None:
+            continue
+        end = response.fetch_offset + len(response.entries)
+        if replica.leo >= end and _slice(replica.log, response) != response.entries:
+            yield Action("late_send", broker_id)
+
+
+def _slice(log: Log, response: FetchResponse) -> Log:
+    """What the sender's log holds now where the response's records were. The model takes a
+    record's file position to be its offset (every batch one record of one size)."""
+    return log[response.fetch_offset : response.fetch_offset + len(response.entries)]
+
+
+def late_send(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    broker = state.broker(action.actor)
+    response = broker.fetch_response
+    assert response is not None
+    sender = state.broker(response.leader).replica
+    assert sender is not None
+    response = response._replace(entries=_slice(sender.log, response))
+    state = state._replace(budget=state.budget.spend("late_sends"))
+    return state.with_broker(action.actor, broker._replace(fetch_response=response))
+
+
+def describe_late_send(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    response = after.broker(action.actor).fetch_response
+    assert response is not None
+    epochs = ", ".join(str(epoch) for epoch, _ in response.entries)
+    start = response.fetch_offset
+    return f"leader {response.leader} sends from offset {start} what it holds now: epochs {epochs}"
+
+
 # --- fetch response --------------------------------------------------------------------------
 
 
@@ -430,7 +484,7 @@ def fetch_response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int)
     diverging = d.diverging(response)
     appends = not_(diverging)
     truncated = _truncated(d, cfg, replica, response) if diverging is not False else replica
-    appended = _appended(d, replica, response) if appends is not False else replica
+    appended = _appended(d, cfg, replica, response) if appends is not False else replica
     new = d.pick_replica(applies, d.pick_replica(diverging, truncated, appended), replica)
     state = d.with_broker(state, broker_id, handled._replace(replica=new))
     if cfg.acks == "all" and appends is not False:  # who holds a write matters to acks=all only
@@ -445,10 +499,44 @@ def _truncated(d: Domain, cfg: ModelConfig, replica: Any, response: Any) -> Any:
     return d.truncated(replica, truncate_to(cfg.truncation, log, replica.hwm, epoch, end))
 
 
-def _appended(d: Domain, replica: Any, response: Any) -> Any:
-    """The response's records appended, and the leader's HWM adopted within the log."""
-    appended = d.append_entries(replica, response)
+def _appended(d: Domain, cfg: ModelConfig, replica: Any, response: Any) -> Any:
+    """The response's records appended (those the release takes, `appendable`), and the leader's
+    HWM adopted within the log."""
+    appended = d.append_entries(replica, appendable(cfg, replica, response))
     return appended._replace(hwm=imin(response.hwm, appended.leo))
+
+
+@guard("fetch_response")
+def batch_epoch_within_fetch(replica: Replica, entry: tuple[int, int]) -> bool:
+    """A follower appends a batch only if its partition leader epoch is at most the leader epoch
+    it fetched in, and skips every batch after the first that is not (KAFKA-18723:
+    `UnifiedLog.append`, `hasHigherPartitionLeaderEpoch`, given the fetch state's leader epoch
+    by `ReplicaFetcherThread.processPartitionData`; read at 3.9.1, 4.0.1 and 4.1.0, absent at
+    3.9.0 and 4.0.0). Such a batch comes from a leader whose log changed between its handling
+    of the fetch and the sending of the file slice it read (`late_send`)."""
+    assert replica.view is not None  # `in_fetcher`
+    return entry[0] <= replica.view.leader_epoch
+
+
+def appendable(cfg: ModelConfig, replica: Any, response: Any) -> Any:
+    """The response as the follower appends it: cut before a batch of a newer leader epoch
+    where the release skips those (`batch_epoch_within_fetch`). Only a late send carries such a
+    batch, so without that fault the response is taken whole (the prover, which encodes no late
+    send, never asks)."""
+    if (
+        not cfg.budget.late_sends
+        or not behaviour(cfg.options.kafka_version).follower_skips_newer_batches
+    ):
+        return response
+    disabled = cfg.options.disabled_guards
+    kept = 0
+    for entry in response.entries:
+        if not batch_epoch_within_fetch.passes(disabled, replica, entry):
+            break
+        kept += 1
+    if kept == len(response.entries):
+        return response
+    return response._replace(entries=response.entries[:kept])
 
 
 def _proposed_by(leader: int, before: ClusterState, after: ClusterState) -> bool:
@@ -500,7 +588,11 @@ def describe_response(
         if cfg.truncation == "leader-epoch":
             return f"truncate{to} (diverging epoch {response.diverging[0]})"
         return f"truncate{to}"
-    return f"append {len(response.entries)}"
+    taken = len(appendable(cfg, replica, response).entries)
+    skipped = len(response.entries) - taken
+    if skipped:
+        return f"append {taken}, skip {skipped} of a newer leader epoch (KAFKA-18723)"
+    return f"append {taken}"
 
 
 def describe_arrival(
@@ -580,6 +672,14 @@ FAMILIES = (
         delay_fetch,
         "delayed_fetches",
         "the network holds a follower's fetch",
+    ),
+    Family(
+        "late_send",
+        late_send_actions,
+        late_send,
+        "late_sends",
+        "a fetch response is sent after the leader's log changed under it",
+        describe=describe_late_send,
     ),
     Family(
         "delayed_fetch_arrives",
