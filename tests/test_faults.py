@@ -185,6 +185,7 @@ def test_every_family_the_encoding_lacks_is_one_prove_refuses() -> None:
         "delay_fetch",
         "delayed_fetch_arrives",
         "late_send",
+        "offsets_for_leader_epoch",
         "controller_failover",
         "controller_catches_up",
         "stop",

@@ -99,6 +99,10 @@ class ModelConfig(NamedTuple):
     # KIP-101). False: fetches carry no current leader epoch (before KIP-320, Kafka 2.1).
     truncation: str = "leader-epoch"
     current_leader_epoch_in_fetch: bool = True
+    # A follower asks where to truncate with a request of its own, `OffsetsForLeaderEpoch`, once
+    # per leader epoch it follows, and fetches only after it (Kafka 0.11.0 to 2.7.x); False: the
+    # leader names the divergence in its fetch response (KAFKA-10554, 2.8.0). `actions/data.py`.
+    offsets_for_leader_epoch: bool = False
     # Which followers outside the Maximal ISR the leader's HWM waits for once they caught up
     # within replica.lag.time.max.ms (`Partition.maybeIncrementLeaderHW`): "eligible" (Kafka
     # 3.6.0+, KAFKA-15021: those it would let join the ISR), "caught-up" (0.10.2.0 to 3.5.x,
@@ -156,6 +160,7 @@ SECTIONS = {
         "pending_isr_on_metadata",
         "truncation",
         "current_leader_epoch_in_fetch",
+        "offsets_for_leader_epoch",
         "hwm_waits_for_caught_up_followers",
         "hwm_requires_min_isr",
         "hwm_isr",
@@ -288,6 +293,12 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
     truncation = rules.get("truncation", "leader-epoch")
     if truncation not in TRUNCATIONS:
         raise ModelError("[rules] truncation must be " + ", ".join(f'"{t}"' for t in TRUNCATIONS))
+    epochs_request = _bool(rules, "rules", "offsets_for_leader_epoch", False)
+    if epochs_request and truncation == "high-watermark":
+        raise ModelError(
+            '[rules] offsets_for_leader_epoch needs truncation "leader-epoch" or "kip-101": '
+            "the request came with KIP-101 (Kafka 0.11)"
+        )
     budget = Budget(
         records=_int(cluster, "cluster", "records", 1, low=0, high=9),
         **{
@@ -338,6 +349,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         pending_isr_on_metadata=pending,
         truncation=truncation,
         current_leader_epoch_in_fetch=_bool(rules, "rules", "current_leader_epoch_in_fetch", True),
+        offsets_for_leader_epoch=epochs_request,
         hwm_waits_for_caught_up_followers=_hwm_waits(rules),
         hwm_requires_min_isr=_bool(rules, "rules", "hwm_requires_min_isr", True),
         hwm_isr=_hwm_isr(rules),

@@ -9,7 +9,8 @@ effects are compatible, commute. Its bits:
   move the True HWM and record an HWM advance below MinISR; ACKS may acknowledge or fail writes
   (which reads the receivers);
 - 3, the controller's state;
-- then two per broker: its *data* (the replica's log and HWM, the fetch response in flight) and
+- then two per broker: its *data* (the replica's log, HWM and whether it must truncate before
+  it fetches, the fetch response in flight) and
   the *rest* (status, registration, metadata position, the replica's role, view and leader
   state, the AlterPartition answer and the delayed fetch in flight).
 
@@ -119,10 +120,12 @@ def _ghost_effect(g: Ghost, h: Ghost) -> Footprint:
 
 def _data_of(b: Broker) -> tuple[object, ...]:
     r = b.replica
-    return (None, None, b.fetch_response) if r is None else (r.log, r.hwm, b.fetch_response)
+    if r is None:
+        return (None, None, None, b.fetch_response)
+    return (r.log, r.hwm, r.truncating, b.fetch_response)
 
 
 def _rest_of(b: Broker) -> tuple[object, ...]:
     r = b.replica
-    rest = None if r is None else r._replace(log=(), hwm=0)
+    rest = None if r is None else r._replace(log=(), hwm=0, truncating=False)
     return (b._replace(replica=None, fetch_response=None), r is None, rest)

@@ -20,10 +20,9 @@ Three algorithms, the model's `[rules] truncation`, each Kafka's in its time:
   out of range: the follower truncates to the leader's LEO. Data in flight when the HWM lags
   is lost, and logs may diverge (KIP-101's two scenarios).
 
-The model asks on every fetch where Kafka 0.11 asked once, when it started following a leader.
-While the leader leads, the later asks find nothing (its log only grows, and the follower's
-last epoch only moves to one the leader holds to its LEO); they can differ only for a follower
-still fetching from a broker that has stopped leading, which KIP-320 ended.
+When the follower asks is the model's `[rules] offsets_for_leader_epoch`: on every fetch (2.8.0
+and later), or with a request of its own once per leader epoch it follows, before it fetches
+(0.11.0 to 2.7.x; `kafkarep/model/actions/data.py`).
 """
 
 from __future__ import annotations

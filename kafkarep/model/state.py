@@ -109,6 +109,9 @@ class Replica(NamedTuple):
     # leader only: the topic's min.insync.replicas in its broker's metadata image (the leader's
     # `LogConfig.minInSyncReplicas`, `Partition.effectiveMinIsr`)
     min_isr: int = 0
+    # follower only: it must ask where to truncate before it fetches (the fetcher's `Truncating`
+    # state; `[rules] offsets_for_leader_epoch`, Kafka 0.11 to 2.7)
+    truncating: bool = False
 
     @property
     def leo(self) -> int:
@@ -129,6 +132,9 @@ class FetchResponse(NamedTuple):
     hwm: int
     entries: Log = ()
     diverging: tuple[int, int] | None = None  # (epoch, end offset) when the logs diverged
+    # the answer to an `OffsetsForLeaderEpoch` request (`[rules] offsets_for_leader_epoch`), not
+    # to a fetch: `diverging` is then the leader's (epoch, end offset) whatever it is
+    epochs: bool = False
 
 
 @fast_replace

@@ -78,6 +78,11 @@ class Encoding:
                 "the symbolic engine encodes a leader that skips a diverging fetch only "
                 "(leader_counts_diverging_fetch = false)"
             )
+        if cfg.offsets_for_leader_epoch:
+            raise AbstractionError(
+                "the symbolic engine encodes the divergence named in the fetch response only "
+                "(offsets_for_leader_epoch = false)"
+            )
         if cfg.hwm_isr != "maximal":
             raise AbstractionError(
                 "the symbolic engine encodes the HWM over the Maximal ISR only "

@@ -20,7 +20,14 @@ from kafkarep.model.config import ModelConfig
 from kafkarep.model.domain import _FOLLOWER, CONCRETE, Domain, follows, leads, running
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
-from kafkarep.model.logs import answer, divergence, truncate_to
+from kafkarep.model.logs import (
+    Entries,
+    answer,
+    divergence,
+    end_offset_for_epoch,
+    kip101_end_offset,
+    truncate_to,
+)
 from kafkarep.model.metadata_cache import alive_epoch
 from kafkarep.model.shapes import BrokerShape, ClusterShape, ReplicaShape, ResponseShape
 from kafkarep.model.state import (
@@ -89,6 +96,28 @@ def fetch_enabled(
     which serves it: a running leader in the follower's leader epoch (KIP-320, unless the model
     predates it) that has it as a replica. A fetch that could change nothing is left out: the
     same log and HWM, the leader already knowing it, and no ISR join to propose."""
+    ok = _serves(d, cfg, state, follower_id, leader_id)
+    if ok is False:
+        return False
+    follower = state.brokers[follower_id - 1]
+    replica = follower.replica
+    if cfg.offsets_for_leader_epoch and not truncation_complete.passes(
+        cfg.options.disabled_guards, replica
+    ):
+        return False
+    leader = state.brokers[leader_id - 1]
+    changes = not_(_converged(d, leader.replica, replica, follower, follower_id))
+    if changes is True:
+        return ok
+    return and_(ok, or_(changes, joins(d, cfg, state, leader_id, follower_id)))
+
+
+def _serves(
+    d: Domain, cfg: ModelConfig, state: ClusterShape, follower_id: int, leader_id: int
+) -> Term:
+    """A running follower with no response in flight asks the leader its view names, which
+    serves it: a running leader in the follower's leader epoch (KIP-320, unless the model
+    predates it) that has it as a replica."""
     follower = state.brokers[follower_id - 1]
     ok = and_(follows(d, follower), not_(d.present(follower.fetch_response)))
     replica = follower.replica
@@ -100,13 +129,18 @@ def fetch_enabled(
     if ok is False:
         return False
     view = leader.replica.view
-    ok = and_(ok, _same_leader_epoch(cfg, view, replica.view), d.has(view.replicas, follower_id))
-    if ok is False:
-        return False
-    changes = not_(_converged(d, leader.replica, replica, follower, follower_id))
-    if changes is True:
-        return ok
-    return and_(ok, or_(changes, joins(d, cfg, state, leader_id, follower_id)))
+    return and_(ok, _same_leader_epoch(cfg, view, replica.view), d.has(view.replicas, follower_id))
+
+
+@guard("fetch")
+def truncation_complete(replica: Replica) -> bool:
+    """Where the follower asks where to truncate with a request of its own
+    (`offsets_for_leader_epoch`), it fetches a partition only once its truncation has completed:
+    the fetcher builds fetches for partitions in the `Fetching` state alone, and takes a fetch's
+    answer only in it (`PartitionFetchState.isReadyForFetch`, read at 2.0.0 and 2.7.0). The
+    answer to a fetch names no divergence then, so this is what keeps a follower from appending
+    after records the new leader does not have."""
+    return not replica.truncating
 
 
 def fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
@@ -192,7 +226,8 @@ def serve(
     leader = state.brokers[leader_id - 1].replica
     epoch = leader.view.leader_epoch
     log = d.entries(leader)
-    diverging, at_epoch, end = divergence(cfg.truncation, log, epoch, fetch_offset, last_epoch)
+    asked = fetch_truncation(cfg)
+    diverging, at_epoch, end = divergence(asked, log, epoch, fetch_offset, last_epoch)
     recorded = state
     if diverging is not True or cfg.leader_counts_diverging_fetch:
         recorded = _record_fetch(d, cfg, state, leader_id, follower_id, fetch_offset, broker_epoch)
@@ -208,6 +243,15 @@ def serve(
     # `leader_counts_diverging_fetch`)
     refusal = d.refusal(leader_id, epoch, fetch_offset, leader.hwm, at_epoch, end)
     return d.pick_state(diverging, state, recorded), d.pick_response(diverging, refusal, answer)
+
+
+def fetch_truncation(cfg: ModelConfig) -> str:
+    """How the leader's answer to a fetch tells the follower to truncate (`logs.answer`). Where
+    the follower asks with a request of its own (`offsets_for_leader_epoch`), a fetch is
+    answered OFFSET_OUT_OF_RANGE only, when it asks beyond the leader's LEO, and the follower
+    then truncates to that LEO (`AbstractFetcherThread.handleOutOfRangeError`, read at 2.1.0 and
+    2.7.0): that is the answer of the HWM era's algorithm."""
+    return "high-watermark" if cfg.offsets_for_leader_epoch else cfg.truncation
 
 
 def _record_fetch(
@@ -250,7 +294,8 @@ def partial_fetch_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Act
         leader = state.broker(replica.view.leader).replica
         assert leader is not None and leader.view is not None
         epoch = leader.view.leader_epoch
-        if answer(cfg.truncation, leader.log, epoch, replica.leo, replica.last_epoch) is not None:
+        told = answer(fetch_truncation(cfg), leader.log, epoch, replica.leo, replica.last_epoch)
+        if told is not None:
             continue
         for count in range(leader.leo - replica.leo):
             yield Action("fetch_partial", action.actor, count)
@@ -341,6 +386,51 @@ def arrive(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
         request.broker_epoch,
     )
     return state
+
+
+# --- OffsetsForLeaderEpoch (Kafka 0.11.0 to 2.7.x) -------------------------------------------
+
+
+def epochs_request_actions(cfg: ModelConfig, state: ClusterState) -> Iterator[Action]:
+    """A follower that must truncate asks the leader its view names for the end offset of its
+    last leader epoch (`[rules] offsets_for_leader_epoch`): the fetcher sends
+    `OffsetsForLeaderEpoch` for its partitions in the `Truncating` state before it fetches them
+    (`AbstractFetcherThread.maybeTruncate`, read at 0.11.0.0, 2.0.0 and 2.7.0)."""
+    for broker_id, broker in enumerate(state.brokers, 1):
+        replica = broker.replica
+        if replica is None or not replica.truncating or replica.view is None:
+            continue
+        if _serves(CONCRETE, cfg, state, broker_id, replica.view.leader):
+            yield Action("offsets_for_leader_epoch", broker_id)
+
+
+def epochs_request(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterState:
+    """The leader answers with the end offset of the follower's last epoch in its own log: the
+    largest epoch it has at or below it and where that ends (KIP-279, 2.0.0;
+    `Partition.lastOffsetForLeaderEpoch`), or KIP-101's single look-up (0.11.0 to 1.1.x)."""
+    broker = state.broker(action.actor)
+    replica = broker.replica
+    assert replica is not None and replica.view is not None
+    leader_id = replica.view.leader
+    leader = state.broker(leader_id).replica
+    assert leader is not None and leader.view is not None
+    epoch = leader.view.leader_epoch
+    asked = replica.last_epoch
+    if cfg.truncation == "leader-epoch":
+        told = end_offset_for_epoch(Entries(leader.log), asked, epoch)
+    else:
+        told = (asked, kip101_end_offset(leader.log, asked))
+    answer = FetchResponse(leader_id, epoch, replica.leo, leader.hwm, (), told, epochs=True)
+    return state.with_broker(action.actor, broker._replace(fetch_response=answer))
+
+
+def describe_epochs_request(
+    cfg: ModelConfig, before: ClusterState, action: Action, after: ClusterState
+) -> str:
+    response = after.broker(action.actor).fetch_response
+    assert response is not None and response.diverging is not None
+    epoch, end = response.diverging
+    return f"end offset of epoch {epoch}: {'undefined' if end < 0 else end}"
 
 
 # --- a response sent after the leader's log changed (KAFKA-18723) ----------------------------
@@ -449,6 +539,30 @@ def response_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
     return (fetch_offset_matches,)
 
 
+def epochs_answer_guards(cfg: ModelConfig) -> tuple[Guard, ...]:
+    """The checks an `OffsetsForLeaderEpoch` answer passes: since KIP-320 (2.1.0) the fetcher
+    truncates only if the partition is still in the leader epoch it asked in
+    (`AbstractFetcherThread.truncateToEpochEndOffsets`, read at 2.1.0 and 2.7.0)."""
+    if cfg.current_leader_epoch_in_fetch:
+        return (leader_epoch_matches, fetch_offset_matches)
+    return (fetch_offset_matches,)
+
+
+def guards_of(cfg: ModelConfig, response: FetchResponse) -> tuple[Guard, ...]:
+    return epochs_answer_guards(cfg) if response.epochs else response_guards(cfg)
+
+
+def in_state_for(cfg: ModelConfig, replica: Replica, response: FetchResponse) -> bool:
+    """Where the follower asks with `OffsetsForLeaderEpoch`, a fetch's answer counts only once
+    its truncation completed (`truncation_complete`, in `AbstractFetcherThread
+    .processFetchRequest`), and that request's answer only while it truncates."""
+    if not cfg.offsets_for_leader_epoch:
+        return True
+    if response.epochs:
+        return replica.truncating
+    return bool(truncation_complete.passes(cfg.options.disabled_guards, replica))
+
+
 def fetch_response_enabled(d: Domain, state: ClusterShape, broker_id: int) -> Term:
     """A response has reached the running follower."""
     broker = state.brokers[broker_id - 1]
@@ -476,6 +590,11 @@ def fetch_response_step(d: Domain, cfg: ModelConfig, state: Any, broker_id: int)
     fetching = in_fetcher(d, replica, response)
     if fetching is False:
         return d.with_broker(state, broker_id, handled)
+    if cfg.offsets_for_leader_epoch:  # the model's own values: `prove` refuses the option
+        if not in_state_for(cfg, replica, response):
+            return d.with_broker(state, broker_id, handled)
+        if response.epochs:
+            return _epochs_answered(cfg, state, broker_id)
     disabled = cfg.options.disabled_guards
     checks = [g.passes(disabled, replica, response) for g in response_guards(cfg)]
     applies = and_(fetching, *checks)
@@ -496,7 +615,31 @@ def _truncated(d: Domain, cfg: ModelConfig, replica: Any, response: Any) -> Any:
     """The follower's log cut where the leader's answer says it diverges (`logs.truncate_to`)."""
     epoch, end = d.divergence(response)
     log = d.entries(replica)
-    return d.truncated(replica, truncate_to(cfg.truncation, log, replica.hwm, epoch, end))
+    algorithm = fetch_truncation(cfg)
+    if cfg.offsets_for_leader_epoch and response.epochs:
+        algorithm = cfg.truncation
+    return d.truncated(replica, truncate_to(algorithm, log, replica.hwm, epoch, end))
+
+
+def _epochs_answered(cfg: ModelConfig, state: ClusterState, broker_id: int) -> ClusterState:
+    """The follower truncates where the leader's `OffsetsForLeaderEpoch` answer says, and
+    fetches from there; when the leader answered an epoch the follower does not have, it
+    truncates to the end of its own epochs below that one and asks again (KIP-279;
+    `AbstractFetcherThread.getOffsetTruncationState`, read at 2.0.0 and 2.7.0; 0.11's KIP-101
+    look-up always completes)."""
+    broker = state.broker(broker_id)
+    response, replica = broker.fetch_response, broker.replica
+    assert response is not None and response.diverging is not None and replica is not None
+    handled = broker._replace(fetch_response=None)
+    disabled = cfg.options.disabled_guards
+    if not all(g.passes(disabled, replica, response) for g in epochs_answer_guards(cfg)):
+        return state.with_broker(broker_id, handled)
+    epoch = response.diverging[0]
+    complete = cfg.truncation != "leader-epoch" or (
+        end_offset_for_epoch(Entries(replica.log), epoch)[0] == epoch
+    )
+    truncated = _truncated(CONCRETE, cfg, replica, response)._replace(truncating=not complete)
+    return state.with_broker(broker_id, handled._replace(replica=truncated))
 
 
 def _appended(d: Domain, cfg: ModelConfig, replica: Any, response: Any) -> Any:
@@ -555,7 +698,7 @@ def describe_fetch(
     assert response is not None
     if response.diverging is not None:
         epoch, end = response.diverging
-        if cfg.truncation == "high-watermark":
+        if fetch_truncation(cfg) == "high-watermark":
             return f"offset out of range: leader's LEO {end}"
         if cfg.truncation == "kip-101":
             return f"end offset of epoch {epoch}: {'undefined' if end < 0 else end}"
@@ -574,9 +717,11 @@ def describe_response(
     response = before.broker(action.actor).fetch_response
     replica = before.broker(action.actor).replica
     assert response is not None
-    if not in_fetcher(CONCRETE, replica, response):
+    if replica is None or not in_fetcher(CONCRETE, replica, response):
         return "dropped: no longer in that leader's fetcher"
-    for check in response_guards(cfg):
+    if not in_state_for(cfg, replica, response):
+        return "dropped: " + ("no longer truncating" if response.epochs else "truncating first")
+    for check in guards_of(cfg, response):
         if check.refuses_always(cfg.options.disabled_guards):
             return f"dropped: {check.name} made to refuse (seeded bug)"
         if not check.check(replica, response):
@@ -585,7 +730,10 @@ def describe_response(
     if response.diverging is not None:
         after_replica = after.broker(action.actor).replica
         to = f" to {after_replica.leo}" if after_replica is not None else ""
-        if cfg.truncation == "leader-epoch":
+        if response.epochs:
+            again = after_replica is not None and after_replica.truncating
+            return f"truncate{to}" + ("; asks again" if again else "; fetches")
+        if cfg.truncation == "leader-epoch" and not cfg.offsets_for_leader_epoch:
             return f"truncate{to} (diverging epoch {response.diverging[0]})"
         return f"truncate{to}"
     taken = len(appendable(cfg, replica, response).entries)
@@ -672,6 +820,15 @@ FAMILIES = (
         delay_fetch,
         "delayed_fetches",
         "the network holds a follower's fetch",
+    ),
+    Family(
+        "offsets_for_leader_epoch",
+        epochs_request_actions,
+        epochs_request,
+        None,
+        "a follower asks where to truncate; the leader answers",
+        lambda cfg: cfg.offsets_for_leader_epoch,
+        describe_epochs_request,
     ),
     Family(
         "late_send",

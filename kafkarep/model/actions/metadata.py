@@ -70,11 +70,12 @@ def apply_metadata(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     return compact(act_on(CONCRETE, cfg, state, broker_id, snapshot, eligible, min_isr))
 
 
-# (id(broker), id(snapshot), broker id, truncation) -> (broker, snapshot, the broker after it
-# applied the snapshot). A broker object is shared by every state its broker has not changed in
-# since, so the same reaction recurs (84% of them, on the shipped KIP-966 model); the entry holds
-# both objects, so their ids are not reused while it is cached.
-_REACTIONS: dict[tuple[int, int, int, str], tuple[Broker, PartitionRegistration, Broker]] = {}
+# (id(broker), id(snapshot), broker id, the follower's options) -> (broker, snapshot, the broker
+# after it applied the snapshot). A broker object is shared by every state its broker has not
+# changed in since, so the same reaction recurs (84% of them, on the shipped KIP-966 model); the
+# entry holds both objects, so their ids are not reused while it is cached.
+_Key = tuple[int, int, int, str, bool, bool]
+_REACTIONS: dict[_Key, tuple[Broker, PartitionRegistration, Broker]] = {}
 _REACTIONS_LIMIT = 1 << 17
 
 
@@ -88,7 +89,14 @@ def _alone(
     """The broker once it has applied the snapshot, when nothing else in the state changes
     with it: it neither leads nor becomes the leader, and has no unacknowledged writes to fail
     (`act_on` reads nothing else then). Else None."""
-    key = (id(before), id(snapshot), broker_id, cfg.truncation)
+    key = (
+        id(before),
+        id(snapshot),
+        broker_id,
+        cfg.truncation,
+        cfg.offsets_for_leader_epoch,
+        cfg.current_leader_epoch_in_fetch,
+    )
     found = _REACTIONS.get(key)
     if found is not None and found[0] is before and found[1] is snapshot:
         return found[2]
@@ -205,7 +213,24 @@ def _following(d: Domain, cfg: ModelConfig, state: Any, broker_id: int, snapshot
         maximal_isr=snapshot.isr,
         leso=0,
     )
+    if cfg.offsets_for_leader_epoch:  # the model's own values: `prove` refuses the option
+        following = following._replace(truncating=_truncating(cfg, replica, snapshot))
     return d.with_replica(state, broker_id, following)
+
+
+def _truncating(cfg: ModelConfig, replica: Replica, snapshot: PartitionRegistration) -> bool:
+    """Whether a follower must ask where to truncate before it fetches again. Its fetcher starts
+    a partition in the `Truncating` state when the replica follows a new leader, and since
+    KIP-320 (2.1.0) in a new leader epoch too (`AbstractFetcherThread.addPartitions`, read at
+    0.11.0.0, 2.0.0 and 2.7.0); it stays there until an answer completes the truncation. An
+    empty log has nothing to ask about (Kafka truncates it to its HWM,
+    `truncateToHighWatermark`)."""
+    if snapshot.leader <= 0 or not replica.log:
+        return False
+    if replica.truncating or _new_leader(replica, snapshot):
+        return True
+    assert replica.view is not None  # `_new_leader`
+    return cfg.current_leader_epoch_in_fetch and snapshot.leader_epoch != replica.view.leader_epoch
 
 
 def _new_leader(replica: Replica, snapshot: PartitionRegistration) -> bool:
@@ -254,6 +279,8 @@ def _promoted(d: Domain, cfg: ModelConfig, replica: Any, snapshot: Any, broker_i
         d.unknown_follower(and_(d.has(snapshot.isr, member), member != broker_id))
         for member in cfg.broker_ids
     )
+    if cfg.offsets_for_leader_epoch:  # the model's own values: `prove` refuses the option
+        replica = replica._replace(truncating=False)
     return d.no_pending(d.unacked_dropped(replica))._replace(
         role=d.role(Role.LEADER),
         view=d.led_view(snapshot),
