@@ -222,10 +222,11 @@ def _truncating(cfg: ModelConfig, replica: Replica, snapshot: PartitionRegistrat
     """Whether a follower must ask where to truncate before it fetches again. Its fetcher starts
     a partition in the `Truncating` state when the replica follows a new leader, and since
     KIP-320 (2.1.0) in a new leader epoch too (`AbstractFetcherThread.addPartitions`, read at
-    0.11.0.0, 2.0.0 and 2.7.0); it stays there until an answer completes the truncation. An
-    empty log has nothing to ask about (Kafka truncates it to its HWM,
-    `truncateToHighWatermark`)."""
-    if snapshot.leader <= 0 or not replica.log:
+    0.11.0.0, 2.0.0 and 2.7.0); it stays there until an answer completes the truncation. A log
+    with no epoch to ask about is truncated to its HWM instead (`truncateToHighWatermark`), by
+    the same thread, so after a fetch answer in flight is dropped too: the model asks for it,
+    and the empty answer truncates nothing."""
+    if snapshot.leader <= 0:
         return False
     if replica.truncating or _new_leader(replica, snapshot):
         return True
