@@ -287,7 +287,6 @@ BUDGETS = {
     "kafka_6361_single_round_truncation": 5000,
     "v35_last_replica_standing": 2000,
     "lagging_controller": 5000,
-    "kafka_6880_zombie_replica_fetch": 30000,
     "kafka_16540_min_isr_change_keeps_elr": 2000,
 }
 # The seed, where seed 1 does not shrink to twice the shortest depth. Hypothesis's shrinking is a
@@ -302,6 +301,10 @@ NOT_FOUND = {
     "kafka_13141_diverging_fetch_counted": "leader_candidate_completeness in 3 examples of seed 1, "
     "but not the lost write (leader_completeness and the others) in 5,000: the leader must fail "
     "between the ISR commit and the diverged follower's truncation",
+    "kafka_6880_zombie_replica_fetch": "not found in 30,000 examples of seeds 1, 2 and 3 since "
+    "the model runs 2.0's follower (OffsetsForLeaderEpoch before it fetches, two more steps) and "
+    "HWM: the 14-step trace needs one broker to apply an older leader epoch after fetching from a "
+    "newer one, while the other leads",
     "kafka_18723_late_send": "not found in 5,000 examples of seed 1 (28 late sends taken in "
     "all): the 18-step trace needs two records of the old leader split across two fetches, the "
     "answer to the second held while the new leader writes two records and the old leader "
