@@ -15,6 +15,8 @@ pins it):
   not encode a change of min.insync.replicas;
 - `history/kafka_13141_diverging_fetch_counted` (leader_candidate_completeness 9): prove does not
   encode a leader that counts a diverging fetch;
+- `history/kafka_18723_late_send` (leader_candidate_completeness 18): prove does not encode a
+  response sent after the leader's log changed;
 - `zookeeper_unclean` (both completeness properties at 5): prove encodes the KRaft controller
   only;
 - `history/kafka_6880_zombie_replica_fetch` and `history/kip101_truncation_to_hwm`: the
@@ -103,6 +105,7 @@ def test_the_selection_is_the_one_named() -> None:
         "history/kafka_13141_diverging_fetch_counted": "not encoded",
         "history/kafka_14139_stale_broker_epoch": "deeper than 8",
         "history/kafka_16540_min_isr_change_keeps_elr": "not encoded",
+        "history/kafka_18723_late_send": "not encoded",
         "history/kafka_6880_zombie_replica_fetch": "not encoded",
         "history/kafka_7128_isr_join_below_leso": "deeper than 8",
         "history/kip101_truncation_to_hwm": "not encoded",

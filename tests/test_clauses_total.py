@@ -161,6 +161,7 @@ REPLICA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "eligible": st.lists(small, max_size=5).map(tuple),
     "recovery_point": small,
     "min_isr": small,
+    "truncating": st.booleans(),
 }
 BROKER_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "status": st.sampled_from(Status),
