@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 
 from kafkarep.common.files import read_text
 from kafkarep.kafka.metadata import METADATA_VERSIONS, RuleOptions, TopicConfig, options_for_version
-from kafkarep.kafka.releases import NEWEST, line
+from kafkarep.kafka.releases import NEWEST, line, resolve
+from kafkarep.kafka.releases import version as release_version
 from kafkarep.model.logs import TRUNCATIONS
 from kafkarep.model.state import Budget
 from kafkarep.rules.guards import REFUSED
@@ -258,7 +259,7 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
             f"[rules] metadata_version {version!r} is unknown; "
             f"one of {', '.join(METADATA_VERSIONS)}"
         )
-    elr = _bool(rules, "rules", "elr", False)
+    elr = _bool(rules, "rules", "elr", _elr_by_default(kafka, version, rules))
     completion = rules.get("reassignment_completion", "kafka")
     if completion not in ("kafka", "protocol-description"):
         raise ModelError(
@@ -387,6 +388,19 @@ def _release_overrides(rules: dict[str, Any]) -> dict[str, Any]:
             rules, "rules", "last_known_leader_acceptable", True
         )
     return out
+
+
+def _elr_by_default(kafka: str, metadata_version: str, rules: dict[str, Any]) -> bool:
+    """Kafka's default: a KRaft cluster formatted by 4.1.0 or later at its latest metadata
+    version has ELR on (`EligibleLeaderReplicasVersion.ELRV_1`, the latest production level,
+    bootstraps from 4.1-IV0; read at 4.1.0); through 4.0 it is off unless enabled. The model's
+    newest metadata version, 4.0, stands for the latest; at an older one ELR is off, as it is in
+    a cluster that has not finalised a newer one."""
+    return (
+        release_version(resolve(kafka)) >= (4, 1, 0)
+        and metadata_version == "4.0"
+        and rules.get("controller", "kraft") == "kraft"
+    )
 
 
 def _controller(rules: dict[str, Any], elr: bool) -> str:
