@@ -175,9 +175,6 @@ class Prover:
             self.variants[facts] = variant
         return variant
 
-    def all_names(self) -> list[str]:
-        return [i.name for i in self.invariants] + [f"history.{f.name}" for f in self.all_facts]
-
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
         solver.set("timeout", max(1, int(self.timeout * 1000)))
