@@ -91,6 +91,8 @@ class Behaviour(NamedTuple):
 @functools.cache
 def behaviour(release: str) -> Behaviour:
     v = version(resolve(release))
+    # KAFKA-18991 and KAFKA-18723 shipped together: 3.9.1, 4.0.1, 4.1.0
+    fetcher_fixes = v >= (4, 0, 1) or (3, 9, 1) <= v < (4, 0, 0)
     return Behaviour(
         unclean_shutdown_detection="previous-epoch" if v >= (4, 0, 0) else "incarnation",
         new_incarnation_leaves_isr=v >= (4, 0, 0),
@@ -100,8 +102,8 @@ def behaviour(release: str) -> Behaviour:
         replication_factor_change_check=v >= (4, 1, 0),
         lowest_alter_partition_version=2 if v >= (4, 0, 0) else 0,
         clears_elr_on_min_isr_change=v >= (4, 0, 0),
-        follower_checks_response_epoch=v >= (4, 0, 1) or (3, 9, 1) <= v < (4, 0, 0),
-        follower_skips_newer_batches=v >= (4, 0, 1) or (3, 9, 1) <= v < (4, 0, 0),
+        follower_checks_response_epoch=fetcher_fixes,
+        follower_skips_newer_batches=fetcher_fixes,
         lowest_metadata_version="3.3" if v >= (4, 0, 0) else "3.0",
     )
 

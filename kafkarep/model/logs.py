@@ -121,6 +121,25 @@ def kip101_end_offset(leader_log: Log, epoch: int) -> int:
     return later
 
 
+def epoch_end(truncation: str, leader_log: Log, leader_epoch: int, epoch: int) -> tuple[int, int]:
+    """The leader's answer to "where does my epoch `epoch` end?" (`OffsetsForLeaderEpoch`): the
+    largest epoch it has at or below it and where that ends (KIP-279), or KIP-101's single
+    look-up, the end offset of that very epoch (UNDEFINED when it cannot say)."""
+    if truncation == "leader-epoch":
+        return end_offset_for_epoch(Entries(leader_log), epoch, leader_epoch)
+    return epoch, kip101_end_offset(leader_log, epoch)
+
+
+def truncation_completes(truncation: str, log: Log, epoch: int) -> bool:
+    """Whether the follower is done once it truncated on the answer (epoch, ...): under KIP-279
+    only if it has that epoch itself; otherwise it cut to the end of its own epochs below it and
+    asks again (`AbstractFetcherThread.getOffsetTruncationState`, read at 2.0.0 and 2.7.0).
+    KIP-101's look-up always completes."""
+    if truncation != "leader-epoch":
+        return True
+    return end_offset_for_epoch(Entries(log), epoch)[0] == epoch
+
+
 def answer(
     truncation: str, leader_log: Log, leader_epoch: int, fetch_offset: int, last_epoch: int
 ) -> tuple[int, int] | None:
@@ -134,8 +153,8 @@ def answer(
     if truncation == "kip-101":
         if fetch_offset == 0:
             return None  # an empty log: nothing to ask about
-        end = kip101_end_offset(leader_log, last_epoch)
-        return (last_epoch, end) if end == UNDEFINED or end < fetch_offset else None
+        epoch, end = epoch_end(truncation, leader_log, leader_epoch, last_epoch)
+        return (epoch, end) if end == UNDEFINED or end < fetch_offset else None
     if fetch_offset > len(leader_log):  # OFFSET_OUT_OF_RANGE
         return UNDEFINED, len(leader_log)
     return None

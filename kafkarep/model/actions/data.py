@@ -21,12 +21,11 @@ from kafkarep.model.domain import _FOLLOWER, CONCRETE, Domain, follows, leads, r
 from kafkarep.model.footprint import Footprint
 from kafkarep.model.hwm import maybe_advance_hwm
 from kafkarep.model.logs import (
-    Entries,
     answer,
     divergence,
-    end_offset_for_epoch,
-    kip101_end_offset,
+    epoch_end,
     truncate_to,
+    truncation_completes,
 )
 from kafkarep.model.metadata_cache import alive_epoch
 from kafkarep.model.shapes import BrokerShape, ClusterShape, ReplicaShape, ResponseShape
@@ -415,11 +414,7 @@ def epochs_request(cfg: ModelConfig, state: ClusterState, action: Action) -> Clu
     leader = state.broker(leader_id).replica
     assert leader is not None and leader.view is not None
     epoch = leader.view.leader_epoch
-    asked = replica.last_epoch
-    if cfg.truncation == "leader-epoch":
-        told = end_offset_for_epoch(Entries(leader.log), asked, epoch)
-    else:
-        told = (asked, kip101_end_offset(leader.log, asked))
+    told = epoch_end(cfg.truncation, leader.log, epoch, replica.last_epoch)
     answer = FetchResponse(leader_id, epoch, replica.leo, leader.hwm, (), told, epochs=True)
     return state.with_broker(action.actor, broker._replace(fetch_response=answer))
 
@@ -622,11 +617,9 @@ def _truncated(d: Domain, cfg: ModelConfig, replica: Any, response: Any) -> Any:
 
 
 def _epochs_answered(cfg: ModelConfig, state: ClusterState, broker_id: int) -> ClusterState:
-    """The follower truncates where the leader's `OffsetsForLeaderEpoch` answer says, and
-    fetches from there; when the leader answered an epoch the follower does not have, it
-    truncates to the end of its own epochs below that one and asks again (KIP-279;
-    `AbstractFetcherThread.getOffsetTruncationState`, read at 2.0.0 and 2.7.0; 0.11's KIP-101
-    look-up always completes)."""
+    """The follower truncates where the leader's `OffsetsForLeaderEpoch` answer says and fetches
+    from there, or, when the answer named an epoch it does not have, asks again
+    (`logs.truncation_completes`)."""
     broker = state.broker(broker_id)
     response, replica = broker.fetch_response, broker.replica
     assert response is not None and response.diverging is not None and replica is not None
@@ -634,10 +627,7 @@ def _epochs_answered(cfg: ModelConfig, state: ClusterState, broker_id: int) -> C
     disabled = cfg.options.disabled_guards
     if not all(g.passes(disabled, replica, response) for g in epochs_answer_guards(cfg)):
         return state.with_broker(broker_id, handled)
-    epoch = response.diverging[0]
-    complete = cfg.truncation != "leader-epoch" or (
-        end_offset_for_epoch(Entries(replica.log), epoch)[0] == epoch
-    )
+    complete = truncation_completes(cfg.truncation, replica.log, response.diverging[0])
     truncated = _truncated(CONCRETE, cfg, replica, response)._replace(truncating=not complete)
     return state.with_broker(broker_id, handled._replace(replica=truncated))
 
