@@ -295,6 +295,25 @@ def test_named_slow_model_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str
     capsys.readouterr()
 
 
+def test_only_slow_runs_what_slow_adds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--only-slow, the nightly's share: the slow model runs, the quick one is skipped with the
+    reason; a directory with no slow model has nothing to run (exit 2)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "quick.toml").write_text(lrs_model())
+    (models / "slow.toml").write_text(lrs_model() + "\n[suite]\nslow = true\n")
+    capsys.readouterr()
+    assert suite(tmp_path, "--only-slow", str(models)) == 0
+    document = json.loads((tmp_path / "reports" / "suite.json").read_text())
+    outcomes = {Path(m["model"]).stem: m["outcome"] for m in document["models"]}
+    not_run = {Path(m["model"]).stem: m["reason"] for m in document["not_run"]}
+    assert outcomes == {"slow": "met"}
+    assert not_run == {"quick": "not slow: --only-slow runs what --slow adds"}
+    (models / "slow.toml").unlink()
+    assert suite(tmp_path, "--only-slow", str(models)) == 2
+    capsys.readouterr()
+
+
 def test_problems_go_to_the_case_they_name() -> None:
     names = [
         "leader_completeness.committed_log",

@@ -3,8 +3,9 @@
 Models come from the directories given (recursively, default `models/`) and the files named.
 Each runs in this process with its own engine (or --engine), with a progress display, then a
 summary table, the JSON summary, JUnit XML and the HTML report with trace pictures. A model
-marked `[suite] slow = true` is skipped unless --slow is given or its file is named; --exclude
-GLOB skips models by file name or path. --prove also runs `kafkarep prove` on each model after
+marked `[suite] slow = true` is skipped unless --slow is given or its file is named; --only-slow
+runs only what --slow adds (the nightly's share); --exclude GLOB skips models by file name or
+path. --prove also runs `kafkarep prove` on each model after
 its check (a column, JUnit cases and HTML beside the check's; see docs/suites.md). Exit code, the
 most severe of: 0 every expectation met, 1 an expectation not met (check's or prove's), 2 bad
 input or a model whose engine is not available, 3 an internal error while running a model (the
@@ -134,6 +135,12 @@ def add_parser(commands: Any) -> None:
         "--slow", action="store_true", help="also run models marked [suite] slow = true"
     )
     parser.add_argument(
+        "--only-slow",
+        action="store_true",
+        help="run only what --slow adds: the models marked [suite] slow = true and, with --prove, "
+        "those whose proof is marked [prove] slow = true (the nightly's share)",
+    )
+    parser.add_argument(
         "--prove",
         action="store_true",
         help="also run `kafkarep prove` on each model after its check, with its [prove] settings "
@@ -199,6 +206,7 @@ def _severity(entry: Entry) -> int:
 # (file, config to run or None, why not, why its proof is not run under --prove or "")
 Plan = list[tuple[Path, ModelConfig | None, str, str]]
 SLOW = "slow ([{}] slow = true): run with --slow or name it"
+NOT_SLOW = "not slow: --only-slow runs what --slow adds"
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -209,9 +217,13 @@ def _plan(args: argparse.Namespace) -> Plan:
             plan.append((selected.path, None, why, ""))
             continue
         cfg = load_model(selected.path)
-        asked = selected.named or args.slow
+        asked = selected.named or args.slow or args.only_slow
         if is_slow(cfg) and not asked:
             plan.append((selected.path, None, SLOW.format("suite"), ""))
+            continue
+        slow_here = is_slow(cfg) or (args.prove and is_slow(cfg, "prove"))
+        if args.only_slow and not (slow_here or selected.named):
+            plan.append((selected.path, None, NOT_SLOW, ""))
             continue
         if args.prove:
             suite_prove.check_settings(cfg)

@@ -417,6 +417,18 @@ class Prover:
                 out.append(self.consecution(name, family, together))
         return out
 
+    def job_order(self, names: list[str], stop_at_failure: bool) -> list[str]:
+        """The order the workers take the invariants in. Stopping at the first failure, the
+        sequential one, so that the failure it meets first is met as soon: the property's own
+        clauses lead, and where induction does not close they fail in seconds, where the heavy
+        facts take minutes each (at N = 5, 1,130 s against 92 s). Otherwise the heaviest first
+        (see `_discharge_in_parallel`)."""
+        if stop_at_failure:
+            return list(names)
+        heavy = {f"history.{f.name}" for f in self.goals.facts if f.by is not None}
+        heavy |= {f"history.{f.name}" for f in self.goals.pair_facts}
+        return sorted(names, key=lambda n: (n not in heavy, n not in self.by_part))
+
     def _discharge_in_parallel(
         self, names: list[str], together: frozenset[str], workers: int, stop_at_failure: bool
     ) -> None:
@@ -429,11 +441,8 @@ class Prover:
         (each assumes every fact of two records), then the invariants asked by part. Stopping
         at the first failure, the workers stop at the first one they find: `prove` then
         discharges in this process whatever precedes it in its own order and is not done yet."""
-        heavy = {f"history.{f.name}" for f in self.goals.facts if f.by is not None}
-        heavy |= {f"history.{f.name}" for f in self.goals.pair_facts}
-        order = sorted(names, key=lambda n: (n not in heavy, n not in self.by_part))
         jobs: list[list[tuple[str, str]]] = []
-        for name in order:
+        for name in self.job_order(names, stop_at_failure):
             job = [(name, "initial")] if (name, "initial") not in self.done else []
             job += [(name, f) for f in self.families if (name, f, together) not in self.done]
             if job:
