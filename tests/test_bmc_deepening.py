@@ -19,12 +19,12 @@ pins it):
   response sent after the leader's log changed;
 - `zookeeper_unclean` (both completeness properties at 5): prove encodes the KRaft controller
   only;
-- `history/kafka_6880_zombie_replica_fetch` and `history/kip101_truncation_to_hwm`: the
-  ZooKeeper-era controller, which prove does not encode;
+- `history/kafka_6880_zombie_replica_fetch`, `history/kafka_7128_isr_join_below_leso` and
+  `history/kip101_truncation_to_hwm`: the ZooKeeper-era controller, which prove does not encode;
 - the models that pin only properties prove does not check (the liveness models, `log_matching`
   in `history/kafka_6361_single_round_truncation`);
-- the models pinned deeper than 8 (`history/kafka_7128_isr_join_below_leso` 10,
-  `findings/last_known_leader_after_unclean_shutdown` 9, its `_kafka_19522` 11,
+- the models pinned deeper than 8 (`findings/last_known_leader_after_unclean_shutdown` 9,
+  its `_kafka_19522` 11,
   `findings/make_leader_resets_pending_isr` 15 and its `_elr_off` 15,
   `history/kafka_14139_stale_broker_epoch` 14,
   `mutations/alter_partition_partition_epoch` 15): each depth's question costs about 2.5 times
@@ -107,7 +107,7 @@ def test_the_selection_is_the_one_named() -> None:
         "history/kafka_16540_min_isr_change_keeps_elr": "not encoded",
         "history/kafka_18723_late_send": "not encoded",
         "history/kafka_6880_zombie_replica_fetch": "not encoded",
-        "history/kafka_7128_isr_join_below_leso": "deeper than 8",
+        "history/kafka_7128_isr_join_below_leso": "not encoded",
         "history/kip101_truncation_to_hwm": "not encoded",
         "mutations/alter_partition_partition_epoch": "deeper than 8",
         "mutations/fetch_broker_epoch_not_stale": "not encoded",

@@ -278,7 +278,7 @@ BUDGETS = {
     "isr_join_fetch_offset_at_hwm": 500,
     "kafka_14139_stale_broker_epoch": 10000,
     "alter_partition_partition_epoch": 40000,
-    "kafka_7128_isr_join_below_leso": 20000,
+    "kafka_7128_isr_join_below_leso": 2000,
     "last_known_leader_after_unclean_shutdown": 2000,
     "last_known_leader_after_unclean_shutdown_kafka_19522": 2000,
     "make_leader_resets_pending_isr": 5000,

@@ -97,7 +97,7 @@ def assert_agrees(result: agreement.Agreement) -> None:
         ("mutations/alter_partition_partition_epoch.toml", 4),
         ("mutations/leader_epoch_reset_followers.toml", 4),
         ("history/kafka_14139_stale_broker_epoch.toml", 5),
-        ("history/kafka_7128_isr_join_below_leso.toml", 5),
+        ("mutations/isr_join_fetch_offset_at_hwm.toml", 5),
     ],
 )
 def test_every_pair_of_a_bounded_exploration_agrees(model: str, depth: int) -> None:

@@ -64,7 +64,7 @@ def fetch_offset_at_hwm(replica: ReplicaShape, follower: int) -> Term:
 @guard("isr_join")
 def fetch_offset_at_leso(replica: ReplicaShape, follower: int) -> Term:
     """The out-of-sync follower's fetch offset has reached the Leader Epoch Start Offset
-    (KAFKA-7128, Kafka 2.1.0)."""
+    (KAFKA-7128, Kafka 2.0.1 and 2.1.0: `Partition.maybeExpandIsr` at 2.0.1)."""
     return replica.followers[follower - 1].leo >= replica.leso
 
 
