@@ -11,6 +11,10 @@ own classes from the Maven Central artifacts (nothing of Kafka is vendored here)
         text = cluster.dump_metadata_log()        # DumpLogSegments --cluster-metadata-decoder
         logs = cluster.dump_partition_logs("t", [1, 2, 3])  # DumpLogSegments --print-data-log
 
+`Cluster(agent=jar)` starts every broker with the kafkarep agent (`agent/build.sh` builds the
+jar), which appends the broker's data-plane events to `<events_dir>/events-<id>.jsonl`
+(docs/trace-validation.md; `tests/kraft/agent_events.py` reads them).
+
 Every JVM runs in its own session (process group), asks Linux to kill it when this Python process
 dies (PR_SET_PDEATHSIG) and is SIGKILLed by `Cluster.stop` (also run by `__exit__` and at exit).
 Client-side work uses Kafka's command-line classes (`java -cp <lib>/* <MainClass> ...`).
@@ -425,6 +429,10 @@ class Cluster:
     waits until every broker is registered and unfenced; `__exit__` SIGKILLs every process group
     it started and removes the work directory unless `keep=True`, a `work_dir` was given, or the
     block raised (then the logs stay for a post-mortem).
+
+    With `agent` (the kafkarep agent's jar) every broker JVM runs with
+    `-javaagent:<jar>=out=<events_dir>/events-<id>.jsonl,node=<id>`; `events_dir` defaults to
+    `<work_dir>/events` (removed with the work directory: give one outside it to keep the events).
     """
 
     def __init__(
@@ -438,6 +446,8 @@ class Cluster:
         cache_root: Path | None = None,
         log: Log = _stderr_log,
         startup_timeout: float = 180.0,
+        agent: Path | None = None,
+        events_dir: Path | None = None,
     ) -> None:
         self.version = version
         self.java = java
@@ -446,6 +456,8 @@ class Cluster:
         self.work_dir = work_dir or Path(tempfile.mkdtemp(prefix="kafkarep-kraft-"))
         self.cache_root = cache_root
         self.startup_timeout = startup_timeout
+        self.agent = agent
+        self.events_dir = events_dir or self.work_dir / "events"
         self.startup_seconds: float | None = None
         self.lib: Path | None = None
         self.controller = _Node(CONTROLLER_ID, "controller", 0, self.work_dir / "controller-0")
@@ -604,6 +616,19 @@ class Cluster:
                 raise RuntimeError(f"formatting node {node.node_id} failed:\n{_tail(out)}")
         self.log("storage formatted: " + _tail(self.controller.home / "logs" / "format.log", 3))
 
+    def events_file(self, broker_id: int) -> Path:
+        """Where the agent appends the broker's events (when the cluster runs one)."""
+        return self.events_dir / f"events-{broker_id}.jsonl"
+
+    def _agent_opts(self, node: _Node) -> list[str]:
+        if self.agent is None or node.role != "broker":
+            return []
+        self.events_dir.mkdir(parents=True, exist_ok=True)
+        out = self.events_file(node.node_id)
+        if "," in str(out):
+            raise ValueError(f"the agent's out= path cannot hold a comma: {out}")
+        return [f"-javaagent:{self.agent}=out={out},node={node.node_id}"]
+
     def _start_node(self, node: _Node) -> None:
         if node.alive():
             raise RuntimeError(f"node {node.node_id} is already running")
@@ -612,6 +637,7 @@ class Cluster:
             SERVER_JVM_OPTS,
             f"-Dlog4j2.configurationFile={node.home / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={node.home / 'logs'}",
+            *self._agent_opts(node),
         )
         cmd.append(str(node.config))
         node.proc = _spawn(cmd, node.console)
