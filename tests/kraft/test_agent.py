@@ -170,8 +170,9 @@ def test_an_instrumented_cluster_records_the_data_plane(agent_jar: Path, tmp_pat
     assert max(e["new_hwm"] for e in moved) == 200
     rejoined = [e for e in about(leader, "isr_expand_proposed") if e["new_in_sync_replica"] == 3]
     assert rejoined and rejoined[-1]["proposed_isr"] == [1, 2, 3]
-    # committed: the answer, or the metadata record of it when that arrives first (the leader
-    # then drops the answer, `Partition.handleAlterPartitionUpdate` not called at 4.1.1)
+    # committed: the answer, or the metadata record of it when that arrives first: the leader
+    # then ignores the answer, its partition state no longer the one proposed
+    # (`Partition.submitAlterPartition`'s callback at 4.1.1 calls neither handler)
     answers = about(leader, "alter_partition_answer")
     answered = any(e["answer"] == "update" and e["answer_isr"] == [1, 2, 3] for e in answers)
     proposed_at = rejoined[-1]["partition_epoch"]
