@@ -290,12 +290,9 @@ BUDGETS = {
     "kafka_16540_min_isr_change_keeps_elr": 2000,
 }
 # The seed, where seed 1 does not find the violation or shrink it to twice the shortest depth.
-# Hypothesis's shrinking is a search: v35's seed 1 finds both violations in 337 examples since
-# the HWM waits for caught-up followers there (Kafka 3.5's), but stops at a 24-step trace; seeds
-# 2 and 3 shrink to 5 to 10.
 # KAFKA-14139 at 3.4.0's options: seed 1 does not find it in 20,000 examples, seeds 2 and 3 in
 # 18,605 and 5,434.
-SEEDS = {"v35_last_replica_standing": 2, "kafka_14139_stale_broker_epoch": 3}
+SEEDS = {"kafka_14139_stale_broker_epoch": 3}
 # Violating models Hypothesis has not found within a budget yet, and why (docs/history.md).
 NOT_FOUND = {
     "alter_partition_partition_epoch": "not found in 40,000 examples of seed 1 since the leader's "

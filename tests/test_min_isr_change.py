@@ -101,20 +101,21 @@ def test_a_change_offers_every_other_effective_value() -> None:
     assert values == [1]  # 2 is the current one; 3 is above the two replicas
 
 
-def test_3_9_is_the_history_model_kafka_16540() -> None:
-    """The bug model switches the clearing off at today's release; Kafka 3.9, whose controller
-    has no ClearElrRecord, explores the same states and finds the same violations."""
+def test_the_history_pair_differs_in_the_fix_alone() -> None:
+    """KAFKA-16540 at its releases: 3.9.2 keeps the ELR and loses an acknowledged write; 4.0.2
+    holds, and 4.0.2 with the clearing switched off explores 3.9.2's states and violations."""
     bug = load_model(HISTORY)
-    at_39 = bug._replace(
-        options=model(kafka_version="3.9").options,
-        expect=bug.expect,
+    fixed = load_model(HISTORY.with_name("kafka_16540_min_isr_change_keeps_elr_fixed.toml"))
+    undone = fixed._replace(
+        options=fixed.options._replace(disabled_guards=frozenset({"min_isr_change.clears_elr"}))
     )
-    runs = [Explorer(cfg, properties.ALL, Limits(max_depth=12)).run() for cfg in (bug, at_39)]
-    assert runs[0].distinct_states == runs[1].distinct_states
+    runs = [Explorer(cfg, properties.ALL, Limits(max_depth=12)).run() for cfg in (bug, undone)]
+    assert runs[0].distinct_states == runs[1].distinct_states == 10954
     found = [{n: d.depth for n, d in r.violations.items()} for r in runs]
     assert found[0] == found[1]
     assert found[0]["no_committed_record_lost.acked_writes"] == 12
     assert found[0]["metadata.elr_empty_at_min_isr"] == 2
+    assert Explorer(fixed, properties.ALL, Limits(max_depth=12)).run().violations == {}
 
 
 def test_the_fix_holds_where_the_bug_loses_a_write() -> None:

@@ -1,6 +1,8 @@
 """Proofs on a shape where brokers stop (unclean shutdowns, lossy ones, restarts) and ELR is off:
-Kafka 3.5's Last Replica Standing model. The MinISR rule holds there and is proved; the
-completeness properties do not, and bounded model checking shows it with traces that replay."""
+Kafka 3.5's Last Replica Standing model, with 3.9.1's follower check of a response's leader epoch
+(KAFKA-18991), for which the lemmas are written. The MinISR rule holds there and is proved; the
+completeness properties do not, and bounded model checking shows it with traces that replay. On
+the release's own model (no such check) the MinISR proof stops at a fetch response."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from kafkarep.symbolic.lemmas import Invariant, PairFact
 from kafkarep.symbolic.ops import and_, implies, not_
 from tests.helpers import ROOT, prove
 
-LRS = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
+LRS = ROOT / "tests" / "data" / "models" / "v35_follower_checks_response_epoch.toml"
+V35 = ROOT / "models" / "history" / "v35_last_replica_standing.toml"
 SHIPPED = ROOT / "models" / "kip966_shipped.toml"
 KAFKA_19522 = (
     ROOT / "models" / "findings" / "last_known_leader_after_unclean_shutdown_kafka_19522.toml"
@@ -138,3 +141,15 @@ def test_last_replica_standing_verdicts_by_proof(tmp_path: Path) -> None:
         assert results[name]["status"] == "violated", name
         assert results[name]["method"] == "induction+bmc"
         assert main(["replay", "--quiet", results[name]["trace_file"]]) == 0
+
+
+def test_the_release_without_the_follower_check_stops_at_a_fetch_response() -> None:
+    """Kafka 3.5's follower takes a response by its fetch offset alone: the lemma that one leader
+    holds each epoch does not follow under `fetch_response` there, and does with the check."""
+    together = frozenset(invariants.needed("min_isr_commit"))
+    for path, status in ((V35, "failed"), (LRS, "proved")):
+        prover = Prover(
+            load_model(path), invariants.ALL_INVARIANTS, invariants.FACTS, 60, invariants.pair
+        )
+        obligation = prover.consecution("one_leader_per_epoch", "fetch_response", together)
+        assert obligation.status == status, path.name
