@@ -53,11 +53,18 @@ build_oracles() {
 
 # Real KRaft clusters (tests/kraft/scenarios.py): each scenario on a fresh cluster, and every
 # scenario's dumped metadata log explained by the rules, as text and from the segment files.
+# Real-cluster scenarios with the kafkarep agent in every broker: each metadata log explained by
+# the rules (validate-log), each broker trace by the model's data plane (validate-trace).
 kraft_scenarios() {
-  local logs log
+  local logs log trace jar
   logs=$(mktemp -d)
-  python3 -m tests.kraft.scenarios --out "$logs" --segments "$@" || return 1
+  jar=$(bash agent/build.sh | tail -n 1) || return 1
+  python3 -m tests.kraft.scenarios --out "$logs" --segments --agent "$jar" "$@" || return 1
   for log in "$logs"/*.txt "$logs"/*.segments; do
     kafkarep validate-log "$log" || return 1
+  done
+  for trace in "$logs"/*.trace; do
+    echo "validate-trace $(basename "$trace")"
+    kafkarep validate-trace "$trace" || return 1
   done
 }

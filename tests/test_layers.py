@@ -17,7 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("zookeeper", "planner"),
     ("model",),
     ("properties", "oracle", "metadata_log"),
-    ("engines",),
+    ("engines", "broker_trace"),
     ("symbolic",),
     ("output",),
     ("cli",),

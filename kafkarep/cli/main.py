@@ -32,6 +32,7 @@ NAMES = (
     "prove",
     "differential",
     "validate_log",
+    "validate_trace",
     "compile",
 )
 

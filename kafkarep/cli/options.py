@@ -1,8 +1,12 @@
-"""Flags that `check` and `suite` share: how the explorer searches a model."""
+"""Flags that commands share: how the explorer searches a model (`check`, `suite`), and the
+`--kafka` release (`validate-log`, `validate-trace`)."""
 
 from __future__ import annotations
 
 import argparse
+
+from kafkarep.common.exit_codes import UsageError
+from kafkarep.kafka.releases import resolve
 
 
 def add_search_options(parser: argparse.ArgumentParser, whose: str) -> None:
@@ -42,3 +46,13 @@ def add_search_options(parser: argparse.ArgumentParser, whose: str) -> None:
         metavar="N",
         help="explorer worker processes (default: every core; 1: in-process)",
     )
+
+
+def check_kafka_flag(kafka: str | None) -> None:
+    """A `--kafka` release the rules know, or one line naming the flag (exit 2)."""
+    if kafka is None:
+        return
+    try:
+        resolve(kafka)
+    except ValueError as error:
+        raise UsageError(f"--kafka: {error}") from None

@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kafkarep.cli.options import check_kafka_flag
 from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
 from kafkarep.kafka.jars import KafkaJarsError
-from kafkarep.kafka.releases import resolve
 from kafkarep.metadata_log import segments
 from kafkarep.metadata_log.dump import Batch, LogError, parse_dump, read_dump
 from kafkarep.metadata_log.explain import Verdict, validate
@@ -57,11 +57,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.kafka is not None:
-        try:
-            resolve(args.kafka)
-        except ValueError as error:
-            raise UsageError(f"--kafka: {error}") from None
+    check_kafka_flag(args.kafka)
     try:
         batches = _read(args.log, args.kafka_home)
     except (LogError, KafkaJarsError) as error:

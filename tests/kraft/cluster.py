@@ -13,7 +13,7 @@ own classes from the Maven Central artifacts (nothing of Kafka is vendored here)
 
 `Cluster(agent=jar)` starts every broker with the kafkarep agent (`agent/build.sh` builds the
 jar), which appends the broker's data-plane events to `<events_dir>/events-<id>.jsonl`
-(docs/trace-validation.md; `tests/kraft/agent_events.py` reads them).
+(docs/trace-validation.md; `kafkarep/broker_trace/events.py` reads them).
 
 Every JVM runs in its own session (process group), asks Linux to kill it when this Python process
 dies (PR_SET_PDEATHSIG) and is SIGKILLed by `Cluster.stop` (also run by `__exit__` and at exit).
@@ -448,6 +448,8 @@ class Cluster:
         startup_timeout: float = 180.0,
         agent: Path | None = None,
         events_dir: Path | None = None,
+        broker_props: dict[str, str] | None = None,
+        gate_dir: Path | None = None,
     ) -> None:
         self.version = version
         self.java = java
@@ -458,6 +460,8 @@ class Cluster:
         self.startup_timeout = startup_timeout
         self.agent = agent
         self.events_dir = events_dir or self.work_dir / "events"
+        self.broker_props = dict(broker_props or {})  # over the harness's broker settings
+        self.gate_dir = gate_dir  # the agent's gate=DIR (docs/trace-validation.md), or None
         self.startup_seconds: float | None = None
         self.lib: Path | None = None
         self.controller = _Node(CONTROLLER_ID, "controller", 0, self.work_dir / "controller-0")
@@ -576,6 +580,7 @@ class Cluster:
                 "auto.create.topics.enable": "false",
                 "group.initial.rebalance.delay.ms": "0",
                 "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
+                **self.broker_props,
             }
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
@@ -627,7 +632,12 @@ class Cluster:
         out = self.events_file(node.node_id)
         if "," in str(out):
             raise ValueError(f"the agent's out= path cannot hold a comma: {out}")
-        return [f"-javaagent:{self.agent}=out={out},node={node.node_id}"]
+        argument = f"out={out},node={node.node_id}"
+        if self.gate_dir is not None:
+            if "," in str(self.gate_dir):
+                raise ValueError(f"the agent's gate= path cannot hold a comma: {self.gate_dir}")
+            argument += f",gate={self.gate_dir}"
+        return [f"-javaagent:{self.agent}={argument}"]
 
     def _start_node(self, node: _Node) -> None:
         if node.alive():
@@ -845,24 +855,32 @@ class Cluster:
         return prefix
 
     def _verifiable_args(
-        self, topic: str, value_prefix: int, *, throughput: int, retries: int = 2147483647
+        self,
+        topic: str,
+        value_prefix: int,
+        *,
+        throughput: int,
+        retries: int = 2147483647,
+        acks: int = -1,
     ) -> list[str]:
         props = {k: v for k, v in self.producer_props().items() if k != "bootstrap.servers"}
         # VerifiableProducer sets retries=0 unless its config file says otherwise (which would
         # also switch idempotence off): say how often to retry, and stay idempotent.
-        props |= {"retries": str(retries), "enable.idempotence": "true"}
+        props |= {"retries": str(retries), "enable.idempotence": str(acks == -1).lower()}
+        props["acks"] = "all" if acks == -1 else str(acks)
         config = self.work_dir / "tools" / f"verifiable-producer-{topic}-{value_prefix}.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         args = ["--bootstrap-server", self.bootstrap_servers(), "--topic", topic]
-        args += ["--acks", "-1", "--value-prefix", str(value_prefix)]
+        args += ["--acks", str(acks), "--value-prefix", str(value_prefix)]
         args += ["--throughput", str(throughput), "--producer.config", str(config)]
         return args
 
-    def produce(self, topic: str, records: int) -> ProduceResult:
-        """Send `records` records with acks=all through Kafka's VerifiableProducer, which reports
-        the offset and value of every acknowledged record."""
+    def produce(self, topic: str, records: int, *, acks: int = -1) -> ProduceResult:
+        """Send `records` records with acks=all (or `acks` 1 or 0) through Kafka's
+        VerifiableProducer, which reports the offset and value of every acknowledged record."""
         began = time.monotonic()
-        args = self._verifiable_args(topic, self._next_value_prefix(topic), throughput=-1)
+        prefix = self._next_value_prefix(topic)
+        args = self._verifiable_args(topic, prefix, throughput=-1, acks=acks)
         args += ["--max-messages", str(records)]
         out = self.run_tool(VERIFIABLE_PRODUCER, args, timeout=300)
         result = _verifiable_result(out, time.monotonic() - began)

@@ -2,7 +2,7 @@
 controller's metadata log (`__cluster_metadata`), for `kafkarep validate-log` to replay, and has
 its partition's replicas checked against the model's safety properties (data_plane.py).
 
-    python -m tests.kraft.scenarios [--out DIR] [--keep] [NAME ...]
+    python -m tests.kraft.scenarios [--out DIR] [--keep] [--agent JAR] [--records N] [NAME ...]
 
 Every scenario runs on a fresh cluster (one controller, brokers 1, 2, 3; see cluster.py), so that
 each dump is self-contained (bootstrap features, the three registrations, one topic) and small,
@@ -18,6 +18,12 @@ HWM (ListOffsets), each replica's log (DumpLogSegments --print-data-log), leader
 HWM are read from the running brokers, read again to make sure nothing moved, and checked
 (`data_plane.check`): a violated clause fails the scenario.
 
+With `--agent` (the kafkarep agent's jar, `agent/build.sh`) every broker runs it, and
+DIR/NAME.trace/ is a trace directory for `kafkarep validate-trace`: the brokers' events, the
+metadata log's dump and the cluster's settings (docs/trace-validation.md). `--records` sets how
+many records the producers before and after the fault send (the recordings in
+tests/data/broker-traces/ use 30), `--rate` the producer's rate during the fault.
+
 Output, per scenario NAME: DIR/NAME.txt, the raw `DumpLogSegments --cluster-metadata-decoder`
 text with the temporary work directory replaced by `$WORK`; and DIR/scenarios.json, what each
 scenario did (the steps logged), its final partition state, what the producers sent and had
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import sys
 import time
@@ -37,7 +44,13 @@ from pathlib import Path
 from types import FrameType
 
 from tests.kraft import data_plane
-from tests.kraft.cluster import KAFKA_VERSION, Cluster, PartitionState, ProduceResult
+from tests.kraft.cluster import (
+    KAFKA_VERSION,
+    REPLICA_LAG_TIME_MAX_MS,
+    Cluster,
+    PartitionState,
+    ProduceResult,
+)
 from tests.kraft.data_plane import AckedWrites, Partition, ReplicaState, Verdict
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "metadata-logs"
@@ -46,6 +59,9 @@ PRELOAD_RECORDS = 1000
 PRODUCE_RATE = 20.0  # records a second from the background producer
 HWM_CHECKPOINT_WAIT = 30.0  # seconds for the ISR's HWM checkpoints to reach the leader's HWM
 READ_ATTEMPTS = 3  # reads of the data plane until two agree
+SHORT_LAG_MS = 1500  # below broker.session.timeout.ms: the leader shrinks before a fence
+LAG_PAUSE_SECONDS = 3.0  # past SHORT_LAG_MS and its check (every half of it), within a session
+MIN_ISR = 2  # the harness's min.insync.replicas (cluster.py)
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,7 @@ class Scenario:
     summary: str
     body: Callable[[Cluster, str], None]
     ends_with_full_isr: bool = True  # the data plane is read once the ISR is full again
+    broker_props: tuple[tuple[str, str], ...] = ()  # over the harness's broker settings
 
 
 def kill9_follower(c: Cluster, topic: str) -> None:
@@ -96,6 +113,45 @@ def sigstop_follower(c: Cluster, topic: str) -> None:
     first: broker.session.timeout.ms < replica.lag.time.max.ms), SIGCONT, wait for the ISR."""
     c.pause_until_fenced(3)
     c.wait_broker(3, lambda r: not r.fenced, "unfenced")
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def lagging_follower(c: Cluster, topic: str) -> None:
+    """SIGSTOP follower 3 for 3 s: past replica.lag.time.max.ms (1.5 s here) but not past its
+    session (4 s), so the leader shrinks the ISR (`Partition.maybeShrinkIsr`) and the controller
+    does not fence it; SIGCONT, it fetches from behind the HWM, catches up and the leader
+    expands the ISR again."""
+    time.sleep(LAG_PAUSE_SECONDS)  # the producer is writing: the leader's log end moves on
+    c.pause_broker(3)
+    try:
+        time.sleep(LAG_PAUSE_SECONDS)
+    finally:
+        c.resume_broker(3)
+    c.wait_isr(topic, [1, 2, 3])
+
+
+def acks1_sigterm_leader(c: Cluster, topic: str) -> None:
+    """acks=1 writes before and after a controlled shutdown (SIGTERM) of leader 1, beside the
+    acks=all producer; 1 restarts and a preferred election makes it leader again."""
+    c.produce(topic, 200, acks=1)
+    c.terminate_broker(1)
+    c.wait_partition(topic, lambda s: s.leader in (2, 3), "led by 2 or 3")
+    c.produce(topic, 200, acks=1)
+    c.start_broker(1)
+    c.wait_isr(topic, [1, 2, 3])
+    c.elect_preferred(topic)
+    c.wait_partition(topic, lambda s: s.leader == 1, "led by 1")
+
+
+def uncontrolled_sigterm_leader(c: Cluster, topic: str) -> None:
+    """SIGTERM leader 1 with controlled.shutdown.enable=false: it shuts down cleanly without
+    asking the controller (`BrokerServer.shutdown` at 4.1.1 skips the controlled shutdown), so
+    its partitions move only when the controller fences it (session timeout); restart it. A
+    controlled shutdown the controller never approves ends the same way after its timeout,
+    `KafkaBroker.shutdown()`'s five minutes, too long for a scenario."""
+    c.terminate_broker(1)
+    c.wait_partition(topic, lambda s: s.leader in (2, 3), "led by 2 or 3")
+    c.start_broker(1)
     c.wait_isr(topic, [1, 2, 3])
 
 
@@ -221,6 +277,19 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("elr_controlled_shutdowns", "all three SIGTERMed", elr_controlled_shutdowns),
         Scenario("kill9_both_followers", "kill -9 both followers", kill9_both_followers),
         Scenario("elr_kill9_all", "kill -9 all three, restart", elr_kill9_all),
+        Scenario(
+            "lagging_follower",
+            "SIGSTOP a follower past its lag time: the leader shrinks the ISR",
+            lagging_follower,
+            broker_props=(("replica.lag.time.max.ms", str(SHORT_LAG_MS)),),
+        ),
+        Scenario("acks1_sigterm_leader", "acks=1 writes, SIGTERM the leader", acks1_sigterm_leader),
+        Scenario(
+            "uncontrolled_sigterm_leader",
+            "SIGTERM the leader, controlled shutdown disabled",
+            uncontrolled_sigterm_leader,
+            broker_props=(("controlled.shutdown.enable", "false"),),
+        ),
     )
 }
 
@@ -374,7 +443,14 @@ def _verdict_line(verdict: Verdict) -> str:
 
 
 def run(
-    scenario: Scenario, out_dir: Path, *, keep: bool = False, segments: bool = False
+    scenario: Scenario,
+    out_dir: Path,
+    *,
+    keep: bool = False,
+    segments: bool = False,
+    agent: Path | None = None,
+    records: int = PRELOAD_RECORDS,
+    rate: float = PRODUCE_RATE,
 ) -> Outcome:
     steps: list[str] = []
     began = time.monotonic()
@@ -386,7 +462,11 @@ def run(
 
     topic = scenario.name.replace("_", "-")
     outcome = Outcome(scenario.name, False, 0.0, 0.0, 0.0, None, 0, steps, "", {})
-    cluster = Cluster(log=log, keep=keep)
+    events = out_dir / f"{scenario.name}.trace"
+    if agent is not None:
+        shutil.rmtree(events, ignore_errors=True)
+    props = dict(scenario.broker_props)
+    cluster = Cluster(log=log, keep=keep, agent=agent, events_dir=events, broker_props=props)
     try:
         with cluster:
             outcome.startup_seconds = cluster.startup_seconds or 0.0
@@ -394,18 +474,18 @@ def run(
             started = time.monotonic()
             log(f"scenario {scenario.name}: {scenario.summary}")
             cluster.create_topic(topic, assignment=ASSIGNMENT)
-            before = cluster.produce(topic, PRELOAD_RECORDS)
+            before = cluster.produce(topic, records)
             log(f"VerifiableProducer (acks=all) before the fault: {_counts(before)}")
-            producer = cluster.start_producer(topic, PRODUCE_RATE)
+            producer = cluster.start_producer(topic, rate)
             try:
                 scenario.body(cluster, topic)
             finally:
                 during = producer.stop()
                 log(
-                    f"VerifiableProducer (acks=all, {PRODUCE_RATE:g} records/s) during the "
+                    f"VerifiableProducer (acks=all, {rate:g} records/s) during the "
                     f"fault: {_counts(during)}"
                 )
-            after = cluster.produce(topic, PRELOAD_RECORDS)
+            after = cluster.produce(topic, records)
             log(f"VerifiableProducer (acks=all) after the fault: {_counts(after)}")
             final = cluster.partition(topic)
             end = cluster.end_offset(topic)
@@ -434,6 +514,8 @@ def run(
             outcome.dump_bytes = len(text.encode())
             if segments:
                 cluster.copy_metadata_log(out_dir / f"{scenario.name}.segments")
+            if agent is not None:
+                write_trace(events, text, scenario, cluster.version)
             plane_began = time.monotonic()
             read = read_data_plane(cluster, topic, full_isr=scenario.ends_with_full_isr)
             acked = acked_writes(ledger)
@@ -455,6 +537,21 @@ def run(
     return outcome
 
 
+def write_trace(directory: Path, metadata: str, scenario: Scenario, version: str) -> None:
+    """Complete the agent's events into a trace directory for `kafkarep validate-trace`: the
+    metadata log's dump and the settings the events do not carry (docs/trace-validation.md)."""
+    (directory / "metadata.txt").write_text(metadata)
+    lag = dict(scenario.broker_props).get("replica.lag.time.max.ms", REPLICA_LAG_TIME_MAX_MS)
+    manifest = {
+        "scenario": scenario.name,
+        "kafka": ".".join(version.split(".")[:2]),
+        "kafka_release": version,
+        "min_insync_replicas": MIN_ISR,
+        "replica_lag_time_max_ms": int(lag),
+    }
+    (directory / "trace.json").write_text(json.dumps(manifest, indent=1) + "\n")
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)  # unwinds through Cluster.__exit__, which kills the JVMs
 
@@ -470,6 +567,25 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also copy the metadata log files (segments, snapshots) to NAME.segments/",
     )
+    parser.add_argument(
+        "--agent",
+        type=Path,
+        default=None,
+        metavar="JAR",
+        help="run the brokers with the kafkarep agent; its trace goes to NAME.trace/",
+    )
+    parser.add_argument(
+        "--records",
+        type=int,
+        default=PRELOAD_RECORDS,
+        help=f"records produced before and after the fault (default {PRELOAD_RECORDS})",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=PRODUCE_RATE,
+        help=f"records a second from the producer during the fault (default {PRODUCE_RATE:g})",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for s in SCENARIOS.values():
@@ -483,7 +599,15 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = []
     for scenario in chosen:
         print(f"== {scenario.name}: {scenario.summary}", flush=True)
-        outcome = run(scenario, args.out, keep=args.keep, segments=args.segments)
+        outcome = run(
+            scenario,
+            args.out,
+            keep=args.keep,
+            segments=args.segments,
+            agent=args.agent,
+            records=args.records,
+            rate=args.rate,
+        )
         outcomes.append(outcome)
         print(
             f"== {scenario.name}: {'ok' if outcome.ok else 'FAILED'}; cluster start-up "

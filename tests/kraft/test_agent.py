@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from kafkarep.broker_trace.events import AgentEvent, of_kind, read_events, runs
 from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
 from tests.helpers import ROOT
-from tests.kraft.agent_events import AgentEvent, of_kind, read_events, runs
 from tests.kraft.cluster import Cluster
 
 DOC = ROOT / "docs" / "trace-validation.md"

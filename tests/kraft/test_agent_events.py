@@ -1,4 +1,4 @@
-"""The reader of the instrumented broker's events (tests/kraft/agent_events.py) on small
+"""The reader of the instrumented broker's events (kafkarep/broker_trace/events.py) on small
 hand-written files, no Kafka: a broker's two runs read in order, and each kind of malformed line
 reported in one line naming its file and line."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kraft.agent_events import (
+from kafkarep.broker_trace.events import (
     EventsError,
     kind_counts,
     of_kind,

@@ -2,12 +2,21 @@ package kafkarep.agent;
 
 import net.bytebuddy.asm.Advice;
 
-/** Advice inlined into broker-wide methods (Kafka 4.1.1); it only reads, as PartitionAdvice. */
+/**
+ * Advice inlined into broker-wide methods (Kafka 4.1.1); it only reads, as PartitionAdvice.
+ * OnMetadataUpdate's entry is the gate point `metadata` (GatePoints), which at most delays.
+ */
 final class BrokerAdvice {
     private BrokerAdvice() {}
 
     /** BrokerMetadataPublisher.onMetadataUpdate: a metadata image published to the broker. */
     static final class OnMetadataUpdate {
+        /** The gate point `metadata` (GatePoints): without a gate, only a null check. */
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.Argument(1) Object image) {
+            GatePoints.metadata(image);
+        }
+
         @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
         static void exit(
                 @Advice.Argument(1) Object image,

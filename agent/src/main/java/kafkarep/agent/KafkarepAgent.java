@@ -1,15 +1,19 @@
 package kafkarep.agent;
 
+import static net.bytebuddy.matcher.ElementMatchers.isDefaultFinalizer;
+import static net.bytebuddy.matcher.ElementMatchers.isSynthetic;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
+import java.io.IOException;
 import java.lang.instrument.Instrumentation;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
@@ -24,6 +28,8 @@ import net.bytebuddy.utility.JavaModule;
  * advice never changes an argument or a return value and never skips a method, and whatever
  * fails inside the agent is counted and written as an `agent_error` event, never thrown into
  * Kafka. When the argument is wrong or the file cannot be opened, the broker runs without it.
+ * With `gate=DIR` it also holds chosen broker threads at chosen points until a driver lets
+ * them go (Gate, GatePoints): it then delays Kafka, still without changing what Kafka does.
  */
 public final class KafkarepAgent {
     private KafkarepAgent() {}
@@ -32,17 +38,12 @@ public final class KafkarepAgent {
 
     public static void premain(String argument, Instrumentation instrumentation) {
         try {
-            AgentArgs args = AgentArgs.parse(argument);
-            EventLog.open(args.out(), args.node());
-            Event.of("agent_start")
-                .put("agent_version", VERSION)
-                .put("pid", ProcessHandle.current().pid())
-                .put("java", System.getProperty("java.version"))
-                .put("hooks", Hooks.ALL.size())
-                .emit();
-            Runtime.getRuntime().addShutdownHook(
-                new Thread(BrokerEvents::jvmShutdown, "kafkarep-agent-shutdown"));
-            install(instrumentation);
+            start(argument);
+            List<Hook> hooks = new ArrayList<>(Hooks.ALL);
+            if (Gate.current() != null) {
+                hooks.addAll(GatePoints.ownHooks());
+            }
+            install(instrumentation, hooks);
         } catch (Throwable t) {
             System.err.println("kafkarep-agent: not recording: " + t);
             if (EventLog.isOpen()) {
@@ -51,16 +52,51 @@ public final class KafkarepAgent {
         }
     }
 
-    static ElementMatcher.Junction<MethodDescription> matcher(Hook hook) {
-        return named(hook.method()).and(takesArguments(hook.parameters()));
+    /**
+     * Opens the events file and the gate (with `gate=DIR`), writes `agent_start` and adds the
+     * JVM shutdown hook: everything but the hooks (GateCheck runs this without a broker).
+     */
+    static void start(String argument) throws IOException {
+        AgentArgs args = AgentArgs.parse(argument);
+        EventLog.open(args.out(), args.node());
+        if (args.gate() != null) {
+            Gate.open(args.gate(), args.node(), args.gateTimeoutMs());
+        }
+        Event start = Event.of("agent_start")
+            .put("agent_version", VERSION)
+            .put("pid", ProcessHandle.current().pid())
+            .put("java", System.getProperty("java.version"))
+            .put("hooks", Hooks.ALL.size());
+        if (Gate.current() != null) {
+            start.put("gate", Gate.dir().toString())
+                .put("gate_timeout_ms", Gate.timeoutMs())
+                .put("gate_points", GatePoints.describe());
+        }
+        start.emit();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Gate.shutdown();  // held threads go first, so that their releases precede `shutdown`
+            BrokerEvents.jvmShutdown();
+        }, "kafkarep-agent-shutdown"));
     }
 
-    private static void install(Instrumentation instrumentation) {
+    static ElementMatcher.Junction<MethodDescription> matcher(Hook hook) {
+        ElementMatcher.Junction<MethodDescription> method =
+            named(hook.method()).and(takesArguments(hook.parameters()));
+        // A Scala lambda's body (`$anonfun$...`) is synthetic; no other hooked method is, and no
+        // synthetic bridge or forwarder of one must match.
+        return hook.method().startsWith("$anonfun$") ? method : method.and(not(isSynthetic()));
+    }
+
+    private static void install(Instrumentation instrumentation, List<Hook> all) {
         Map<String, List<Hook>> byClass = new LinkedHashMap<>();
-        for (Hook hook : Hooks.ALL) {
+        for (Hook hook : all) {
             byClass.computeIfAbsent(hook.className(), key -> new ArrayList<>()).add(hook);
         }
-        AgentBuilder agent = new AgentBuilder.Default()
+        // Byte Buddy leaves synthetic methods alone by default; the gate hooks one (GatePoints)
+        ByteBuddy byteBuddy = Gate.current() == null
+            ? new ByteBuddy()
+            : new ByteBuddy().ignore(isDefaultFinalizer());
+        AgentBuilder agent = new AgentBuilder.Default(byteBuddy)
             .disableClassFormatChanges()
             .ignore(not(nameStartsWith("kafka.").or(nameStartsWith("org.apache.kafka."))))
             .with(new Listener(byClass));

@@ -6,7 +6,8 @@ import net.bytebuddy.asm.Advice;
  * Advice inlined into kafka.cluster.Partition's methods (Kafka 4.1.1). Each only hands what it
  * sees to a recorder: it reads the arguments and the return value, never writes them, and never
  * skips the method; `suppress` drops anything the call itself throws (a recorder catches its
- * own failures and counts them).
+ * own failures and counts them). UpdateFollowerFetchState's entry also calls the gate (Gate),
+ * which at most delays the thread.
  */
 final class PartitionAdvice {
     private PartitionAdvice() {}
@@ -46,8 +47,13 @@ final class PartitionAdvice {
     }
 
     static final class UpdateFollowerFetchState {
+        /** The gate point `fetch` (GatePoints) first, then what the follower's LEO was. */
         @Advice.OnMethodEnter(suppress = Throwable.class)
-        static long enter(@Advice.Argument(0) Object replica) {
+        static long enter(
+                @Advice.This Object partition,
+                @Advice.Argument(0) Object replica,
+                @Advice.Argument(1) Object fetchOffsetMetadata) {
+            GatePoints.fetch(partition, replica, fetchOffsetMetadata);
             return PartitionEvents.replicaLogEndOffset(replica);
         }
 

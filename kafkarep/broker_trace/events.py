@@ -10,6 +10,7 @@ is reported in one line naming the file and the line (`EventsError`).
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -106,7 +107,14 @@ def parse_events(text: str, source: str = "<events>") -> list[AgentEvent]:
 
 
 def read_events(path: Path) -> list[AgentEvent]:
-    """The events of one file (`EventsError` names the file and line of a malformed line)."""
+    """The events of one file, gzipped if its name ends in `.gz` (`EventsError` names the file
+    and line of a malformed line)."""
+    if path.suffix == ".gz":
+        try:
+            text = gzip.decompress(path.read_bytes()).decode("utf-8")
+        except (OSError, EOFError) as error:
+            raise EventsError(f"{path}: not gzip ({error})") from None
+        return parse_events(text, str(path))
     return parse_events(path.read_text(encoding="utf-8"), str(path))
 
 
