@@ -1,0 +1,207 @@
+"""The makeLeader finding (models/findings/make_leader_resets_pending_isr.toml) driven through a
+real Kafka cluster with the kafkarep agent's gate (docs/mutations-and-findings.md has the report).
+
+    PYTHONPATH=. python -m tests.kraft.make_leader_finding
+
+The gate only delays threads (a follower's fetch responses, the leader's handling of a fetch,
+its AlterPartition requests, its metadata publication), as a slow network or a lagging metadata
+replay would; every step is Kafka's own. The steps follow the model's trace: the leader commits
+an ISR expansion A by the controller's answer while its own metadata replay lags; it proposes a
+second expansion B for a follower that is behind its log end but at the HWM; the metadata record
+of A then arrives and `Partition.makeLeader` resets the pending state (drops B), so the HWM
+advances over the committed ISR; the controller commits B anyway. An ISR member then lacks
+committed records (`leader_candidate_completeness.isr`), and when the two other brokers fail it
+is elected and an acknowledged (acks=all) write is lost.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkarep.broker_trace.events import AgentEvent, EventsError, of_kind, read_events, runs
+from tests.helpers import ROOT
+from tests.kraft import gate
+from tests.kraft.cluster import Cluster
+
+TOPIC = "t"
+
+
+@dataclass
+class Reproduction:
+    steps: list[tuple[str, str]] = field(default_factory=list)  # (step, what Kafka did)
+    isr_lacking: tuple[list[int], int, int] | None = None  # (ISR, broker 3's LEO, leader's HWM)
+    acked: tuple[int, str] | None = None  # the acks=all write: (offset, value)
+    survivor_log_end: int | None = None  # the new leader's log end after the failures
+    lost: bool = False  # the acknowledged write is not in the new leader's log
+
+    def reached(self, step: str, what: str) -> None:
+        self.steps.append((step, what))
+        print(f"  {len(self.steps):2}. {step}: {what}", flush=True)
+
+
+class Brokers:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def events(self, broker: int) -> list[AgentEvent]:
+        for _ in range(10):
+            try:
+                return runs(read_events(self.cluster.events_file(broker)))[-1]
+            except EventsError:  # a line being written
+                time.sleep(0.1)
+        raise RuntimeError(f"broker {broker}'s events cannot be read")
+
+    def about(self, broker: int, *kinds: str) -> list[AgentEvent]:
+        return [e for e in of_kind(self.events(broker), *kinds) if e.about(TOPIC)]
+
+    def hwm(self, broker: int) -> int:
+        return max((e["new_hwm"] for e in self.about(broker, "hwm_moved")), default=0)
+
+    def log_end(self, broker: int) -> int:
+        kinds = ("append_follower", "append_leader", "make_leader", "make_follower")
+        return max((e["log_end_offset"] for e in self.about(broker, *kinds)), default=0)
+
+
+def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not {what} after {timeout}s")
+        time.sleep(0.2)
+
+
+def reproduce(cluster: Cluster, gate_dir: Path) -> Reproduction:
+    """Drive the cluster (brokers 1, 2, 3, the agent's gate on) through the finding's trace."""
+    out = Reproduction()
+    b = Brokers(cluster)
+    cluster.create_topic(TOPIC, assignment=[1, 2, 3])
+    cluster.produce(TOPIC, 10)
+    wait_until("both followers copied", lambda: b.log_end(2) == b.log_end(3) == 10)
+    out.reached("10 records, acks=all", f"{cluster.partition(TOPIC)}")
+
+    # Broker 3 falls behind: its fetch responses are held (it sends no fetch meanwhile).
+    follower3 = gate.hold(gate_dir, 3, "fetch_response", TOPIC, 0)
+    cluster.produce(TOPIC, 1, acks=1)
+    gate.wait_held(gate_dir, 3, "fetch_response", TOPIC, 0, timeout=30)
+    cluster.kill_broker(2)
+    cluster.wait_isr(TOPIC, [1, 3])
+    cluster.produce(TOPIC, 5, acks=1)
+    cluster.wait_isr(TOPIC, [1])
+    out.reached(
+        "broker 2 killed, broker 3 lagging, 6 acks=1 writes",
+        f"the leader shrank the ISR to [1]; leader log end {b.log_end(1)}, HWM {b.hwm(1)}",
+    )
+
+    # Expansion A: broker 2 restarts; its first fetch is held at the leader until the leader's
+    # image has it unfenced, then the leader proposes it, and the AlterPartition is held.
+    request = gate.hold(gate_dir, 1, "alter_partition_request", TOPIC, 0)
+    fetch2 = gate.hold(gate_dir, 1, "fetch", TOPIC, 0, follower=2)
+    cluster.start_broker(2)
+    gate.wait_held(gate_dir, 1, "fetch", TOPIC, 0, follower=2, timeout=90)
+    time.sleep(3.0)  # broker 1 applies broker 2's unfencing
+    gate.release(fetch2)
+    a = gate.wait_held(gate_dir, 1, "alter_partition_request", TOPIC, 0, timeout=90)
+    out.reached("A proposed", f"{a['proposed']} {a['proposed_isr']}")
+
+    # A committed, answered, taken; the leader's metadata publication held behind it.
+    fetch2 = gate.hold(gate_dir, 1, "fetch", TOPIC, 0, follower=2)
+    metadata = gate.hold(gate_dir, 1, "metadata")
+    gate.release(request)
+    wait_until(
+        "A's answer taken",
+        lambda: any(e.get("answer_isr") == [1, 2] for e in b.about(1, "alter_partition_answer")),
+    )
+    answer = b.about(1, "alter_partition_answer")[-1]
+    held2 = gate.wait_held(gate_dir, 1, "fetch", TOPIC, 0, follower=2)
+    held_metadata = gate.wait_held(gate_dir, 1, "metadata")
+    out.reached(
+        "A committed, its answer taken, the metadata record of it not yet published",
+        f"ISR {answer['isr']} at partition epoch {answer['partition_epoch']}; HWM {b.hwm(1)}; "
+        f"broker 2's fetch at {held2['fetch_offset']} held at the leader",
+    )
+
+    # Expansion B: broker 3 (at the HWM, behind the log end) fetches and is proposed.
+    request = gate.hold(gate_dir, 1, "alter_partition_request", TOPIC, 0)
+    gate.release(follower3)
+    b_held = gate.wait_held(gate_dir, 1, "alter_partition_request", TOPIC, 0, timeout=60)
+    follower3 = gate.hold(gate_dir, 3, "fetch_response", TOPIC, 0)
+    out.reached("B proposed", f"{b_held['proposed']} {b_held['proposed_isr']}")
+    gate.release(fetch2)
+    gate.wait_released(gate_dir, held2)
+    time.sleep(1.0)
+    out.reached("broker 2's fetch taken", f"HWM {b.hwm(1)} (B's Maximal ISR holds it back)")
+
+    # The metadata record of A arrives: makeLeader resets the pending state, dropping B.
+    gate.release(metadata)
+    gate.wait_released(gate_dir, held_metadata)
+    wait_until(
+        "A's record applied",
+        lambda: any(
+            e["partition_epoch"] == answer["partition_epoch"] for e in b.about(1, "make_leader")
+        ),
+    )
+    time.sleep(1.0)
+    out.reached(
+        "the record of A applied (makeLeader, same leader epoch)", f"HWM {b.hwm(1)} over [1, 2]"
+    )
+    written = cluster.produce(TOPIC, 1)
+    (_, offset, value), *_ = written.acked_records
+    out.acked = (offset, value)
+    out.reached("one write, acks=all", f"acknowledged at offset {offset}")
+
+    # B, sent now, is committed; shrinks are held so that broker 3 stays in the ISR.
+    gate.release(request)
+    gate.wait_released(gate_dir, b_held)
+    gate.hold(gate_dir, 1, "alter_partition_request", TOPIC, 0)
+    cluster.wait_isr(TOPIC, [1, 2, 3])
+    out.isr_lacking = ([1, 2, 3], b.log_end(3), b.hwm(1))
+    out.reached(
+        "B committed by the controller",
+        f"ISR [1, 2, 3] with broker 3's log ending at {b.log_end(3)}, the leader's HWM "
+        f"{b.hwm(1)}: leader_candidate_completeness.isr violated",
+    )
+
+    # The two brokers holding the write fail; broker 3, an ISR member, is elected.
+    cluster.kill_broker(1)
+    cluster.kill_broker(2)
+    gate.release(follower3)  # broker 3's metadata thread waits for its fetcher's lock
+    cluster.wait_partition(TOPIC, lambda p: p.leader == 3, "led by 3", timeout=90)
+    wait_until("broker 3 leads", lambda: bool(b.about(3, "make_leader")))
+    out.survivor_log_end = b.about(3, "make_leader")[-1]["log_end_offset"]
+    dumps = cluster.dump_partition_logs(TOPIC, [3])
+    records = {o: p for dump in dumps[3] for o, p in dump.records.items()}
+    out.lost = offset not in records and all(value not in p for p in records.values())
+    out.reached(
+        "brokers 1 and 2 killed, broker 3 elected",
+        f"{cluster.partition(TOPIC)}; its log ends at {out.survivor_log_end}; the write "
+        f"acknowledged at offset {offset} is {'missing' if out.lost else 'there'}",
+    )
+    return out
+
+
+def agent_jar() -> Path:
+    built = subprocess.run(
+        ["bash", str(ROOT / "agent" / "build.sh")], capture_output=True, text=True, check=True
+    )
+    return Path(built.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="kafkarep-finding-") as scratch:
+        gate_dir = Path(scratch) / "gate"
+        with Cluster(
+            agent=agent_jar(), events_dir=Path(scratch) / "events", gate_dir=gate_dir
+        ) as cluster:
+            result = reproduce(cluster, gate_dir)
+    print("reached: acknowledged write lost" if result.lost else "NOT reached")
+    return 0 if result.lost else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
