@@ -63,8 +63,10 @@ def documented_hooks(text: str) -> set[tuple[str, str]]:
     return {(row.group(1), row.group(2)) for row in rows}
 
 
-def test_every_hook_matches_kafka_s_classes(agent_jar: Path, tmp_path: Path) -> None:
-    lib = fetch_kafka(KAFKA_VERSION)
+@pytest.mark.parametrize("version", [KAFKA_VERSION, "4.4.0"])
+def test_every_hook_matches_kafka_s_classes(agent_jar: Path, tmp_path: Path, version: str) -> None:
+    """At the harness's release and at 4.4.0, where three hooked methods changed signature."""
+    lib = fetch_kafka(version)
     out = tmp_path / "events-0.jsonl"
     done = subprocess.run(
         [

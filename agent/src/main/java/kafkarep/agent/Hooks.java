@@ -2,7 +2,11 @@ package kafkarep.agent;
 
 import java.util.List;
 
-/** Every hook, as read at Kafka 4.1.1 (docs/trace-validation.md has the same table). */
+/**
+ * Every hook, as read at Kafka 4.1.1 and 4.4.0 (docs/trace-validation.md has the same table).
+ * Where a method's parameter count differs between the two, the hook lists both counts: 4.1.1's
+ * first, then 4.4.0's.
+ */
 final class Hooks {
     private Hooks() {}
 
@@ -14,9 +18,15 @@ final class Hooks {
     static final String BROKER_SERVER = "kafka.server.BrokerServer";
 
     static final List<Hook> ALL = List.of(
-        new Hook(PARTITION, "makeLeader", 4, "make_leader", PartitionAdvice.MakeLeader.class),
-        new Hook(PARTITION, "makeFollower", 4, "make_follower", PartitionAdvice.MakeFollower.class),
-        new Hook(PARTITION, "appendRecordsToLeader", 5, "append_leader",
+        // 4.1.1: (LeaderAndIsrRequest.PartitionState, OffsetCheckpoints, Option, Option);
+        // 4.4.0: (PartitionRegistration, boolean isNew, OffsetCheckpoints, Option, Option).
+        new Hook(PARTITION, "makeLeader", List.of(4, 5), "make_leader",
+            PartitionAdvice.MakeLeader.class),
+        new Hook(PARTITION, "makeFollower", List.of(4, 5), "make_follower",
+            PartitionAdvice.MakeFollower.class),
+        // 4.4.0 adds a sixth parameter (a short) after the VerificationGuard; the arguments the
+        // advice reads (1: origin, 2: requiredAcks) are the same at both.
+        new Hook(PARTITION, "appendRecordsToLeader", List.of(5, 6), "append_leader",
             PartitionAdvice.AppendRecordsToLeader.class),
         new Hook(PARTITION, "updateFollowerFetchState", 6, "fetch_handled",
             PartitionAdvice.UpdateFollowerFetchState.class),

@@ -4,6 +4,7 @@ import static net.bytebuddy.matcher.ElementMatchers.isDefaultFinalizer;
 import static net.bytebuddy.matcher.ElementMatchers.isSynthetic;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.none;
 import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
@@ -80,8 +81,12 @@ public final class KafkarepAgent {
     }
 
     static ElementMatcher.Junction<MethodDescription> matcher(Hook hook) {
-        ElementMatcher.Junction<MethodDescription> method =
-            named(hook.method()).and(takesArguments(hook.parameters()));
+        ElementMatcher.Junction<MethodDescription> counts = none();
+        for (int parameters : hook.parameters()) {
+            counts = counts.or(takesArguments(parameters));
+        }
+        // By name: Scala's default-argument methods (`makeLeader$default$5`) never match.
+        ElementMatcher.Junction<MethodDescription> method = named(hook.method()).and(counts);
         // A Scala lambda's body (`$anonfun$...`) is synthetic; no other hooked method is, and no
         // synthetic bridge or forwarder of one must match.
         return hook.method().startsWith("$anonfun$") ? method : method.and(not(isSynthetic()));
@@ -135,7 +140,7 @@ public final class KafkarepAgent {
                     if (type.getDeclaredMethods().filter(matcher(hook)).isEmpty()) {
                         Failures.record(hook.name(), "hook_missing",
                             type.getName() + " has no method " + hook.method() + " with "
-                                + hook.parameters() + " parameters", null);
+                                + hook.describeParameters() + " parameters", null);
                     } else {
                         found.add(hook.method());
                     }

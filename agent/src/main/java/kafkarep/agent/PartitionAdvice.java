@@ -3,34 +3,38 @@ package kafkarep.agent;
 import net.bytebuddy.asm.Advice;
 
 /**
- * Advice inlined into kafka.cluster.Partition's methods (Kafka 4.1.1). Each only hands what it
- * sees to a recorder: it reads the arguments and the return value, never writes them, and never
- * skips the method; `suppress` drops anything the call itself throws (a recorder catches its
- * own failures and counts them). UpdateFollowerFetchState's entry also calls the gate (Gate),
- * which at most delays the thread.
+ * Advice inlined into kafka.cluster.Partition's methods (Kafka 4.1.1 and 4.4.0). Each only
+ * hands what it sees to a recorder: it reads the arguments and the return value, never writes
+ * them, and never skips the method; `suppress` drops anything the call itself throws (a
+ * recorder catches its own failures and counts them). UpdateFollowerFetchState's entry also
+ * calls the gate (Gate), which at most delays the thread.
  */
 final class PartitionAdvice {
     private PartitionAdvice() {}
 
     static final class MakeLeader {
+        /** Argument 1 is the OffsetCheckpoints at 4.1.1, `isNew` (boxed) at 4.4.0. */
         @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
         static void exit(
                 @Advice.This Object partition,
                 @Advice.Argument(0) Object state,
+                @Advice.Argument(1) Object second,
                 @Advice.Return boolean returned,
                 @Advice.Thrown Throwable thrown) {
-            PartitionEvents.makeLeader(partition, state, returned, thrown);
+            PartitionEvents.makeLeader(partition, state, second, returned, thrown);
         }
     }
 
     static final class MakeFollower {
+        /** Argument 1 is the OffsetCheckpoints at 4.1.1, `isNew` (boxed) at 4.4.0. */
         @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
         static void exit(
                 @Advice.This Object partition,
                 @Advice.Argument(0) Object state,
+                @Advice.Argument(1) Object second,
                 @Advice.Return boolean returned,
                 @Advice.Thrown Throwable thrown) {
-            PartitionEvents.makeFollower(partition, state, returned, thrown);
+            PartitionEvents.makeFollower(partition, state, second, returned, thrown);
         }
     }
 

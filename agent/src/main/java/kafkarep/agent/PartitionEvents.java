@@ -6,39 +6,71 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The recorders of kafka.cluster.Partition's hooks (Kafka 4.1.1), called by the advice inlined
- * into its methods. Each catches everything: a failure is counted, never thrown into Kafka.
+ * The recorders of kafka.cluster.Partition's hooks (Kafka 4.1.1 and 4.4.0), called by the
+ * advice inlined into its methods. Each catches everything: a failure is counted, never thrown
+ * into Kafka.
  */
 public final class PartitionEvents {
     private PartitionEvents() {}
 
-    public static void makeLeader(Object partition, Object state, boolean returned, Throwable thrown) {
+    public static void makeLeader(
+            Object partition, Object state, Object second, boolean returned, Throwable thrown) {
         try {
             PartitionView p = new PartitionView(partition);
-            Event event = become(p, "make_leader", state, returned, thrown);
+            Event event = become(p, "make_leader", state, second, returned, thrown);
             event.put("epoch_start_offset", p.leaderEpochStartOffset()).emit();
         } catch (Throwable t) {
             Failures.record("Partition.makeLeader", t);
         }
     }
 
-    public static void makeFollower(Object partition, Object state, boolean returned, Throwable thrown) {
+    public static void makeFollower(
+            Object partition, Object state, Object second, boolean returned, Throwable thrown) {
         try {
-            become(new PartitionView(partition), "make_follower", state, returned, thrown).emit();
+            PartitionView p = new PartitionView(partition);
+            become(p, "make_follower", state, second, returned, thrown).emit();
         } catch (Throwable t) {
             Failures.record("Partition.makeFollower", t);
         }
     }
 
-    private static Event become(
-            PartitionView p, String kind, Object state, boolean returned, Throwable thrown) {
+    /** Kafka 4.4.0's first argument of makeLeader / makeFollower. */
+    static final String PARTITION_REGISTRATION = "org.apache.kafka.metadata.PartitionRegistration";
+
+    /**
+     * What makeLeader / makeFollower were asked for, chosen by the first argument's class: a
+     * PartitionRegistration (4.4.0) has public fields, the int arrays `isr` and `replicas`, and
+     * `isNew` is the method's second argument; a LeaderAndIsrRequest.PartitionState (4.1.1) has
+     * accessors, `isNew()` among them.
+     */
+    static Map<String, Object> requested(Object state, Object second) {
         Map<String, Object> requested = new LinkedHashMap<>();
+        if (state != null && state.getClass().getName().equals(PARTITION_REGISTRATION)) {
+            requested.put("leader", Reflect.field(state, "leader"));
+            requested.put("leader_epoch", Reflect.field(state, "leaderEpoch"));
+            requested.put("partition_epoch", Reflect.field(state, "partitionEpoch"));
+            requested.put("isr", Reflect.ints(Reflect.field(state, "isr")));
+            requested.put("replicas", Reflect.ints(Reflect.field(state, "replicas")));
+            if (!(second instanceof Boolean)) {
+                throw new IllegalStateException("isNew: expected a boolean second argument, got "
+                    + (second == null ? "null" : second.getClass().getName()));
+            }
+            requested.put("is_new", second);
+            return requested;
+        }
         requested.put("leader", Reflect.call(state, "leader"));
         requested.put("leader_epoch", Reflect.call(state, "leaderEpoch"));
         requested.put("partition_epoch", Reflect.call(state, "partitionEpoch"));
         requested.put("isr", Reflect.ints(Reflect.call(state, "isr")));
         requested.put("replicas", Reflect.ints(Reflect.call(state, "replicas")));
         requested.put("is_new", Reflect.call(state, "isNew"));
+        return requested;
+    }
+
+    private static Event become(
+            PartitionView p, String kind, Object state, Object second, boolean returned,
+            Throwable thrown) {
+        Map<String, Object> requested = requested(state, second);
         Event event = p.event(kind)
             .put("leader", p.leader())
             .put("leader_epoch", p.leaderEpoch())

@@ -3,8 +3,9 @@ package kafkarep.agent;
 import java.util.List;
 
 /**
- * What the agent reads of a kafka.cluster.Partition (Kafka 4.1.1) and of its local
- * UnifiedLog: public accessors only, each a read of a volatile field or of an immutable value.
+ * What the agent reads of a kafka.cluster.Partition (Kafka 4.1.1; the same accessors at 4.4.0)
+ * and of its local UnifiedLog: public accessors only, each a read of a volatile field or of an
+ * immutable value.
  */
 final class PartitionView {
     private final Object partition;

@@ -156,9 +156,15 @@ final class Reflect {
         return out;
     }
 
-    /** Broker ids of a list, in the list's order. */
+    /** Broker ids of a list (or of an int[]), in the list's order. */
     static List<Integer> ints(Object collection) {
         List<Integer> out = new ArrayList<>();
+        if (collection instanceof int[] array) {
+            for (int item : array) {
+                out.add(item);
+            }
+            return out;
+        }
         for (Object item : elements(collection)) {
             out.add(((Number) item).intValue());
         }
