@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,8 @@ TOOL_JVM_OPTS: tuple[str, ...] = (
 # Main classes of Kafka 4.1 (kafka_2.13 for the server and the Scala tools, kafka-tools else).
 KAFKA_MAIN = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
-DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"
+DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"  # in the server jar, through 4.1.x
+DUMP_LOG_SEGMENTS_TOOLS = "org.apache.kafka.tools.DumpLogSegments"  # in kafka-tools by 4.4.0
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
 VERIFIABLE_PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
@@ -1119,6 +1121,16 @@ class Cluster:
         for file in sorted([*source.glob("*.log"), *source.glob("*.checkpoint")]):
             shutil.copyfile(file, to / file.name)
 
+    def dump_log_segments(self) -> str:
+        """DumpLogSegments' main class in this release's jars: Kafka moved it from the server
+        jar (`kafka.tools`, 4.1.1) to kafka-tools (`org.apache.kafka.tools`, 4.4.0)."""
+        assert self.lib is not None, "the cluster was not started"
+        for jar in self.lib.glob("kafka_*.jar"):
+            with zipfile.ZipFile(jar) as archive:
+                if "kafka/tools/DumpLogSegments.class" in archive.namelist():
+                    return DUMP_LOG_SEGMENTS
+        return DUMP_LOG_SEGMENTS_TOOLS
+
     def dump_metadata_log(self) -> str:
         """`DumpLogSegments --cluster-metadata-decoder` of every segment, in order."""
         segments = self.metadata_log_segments()
@@ -1126,7 +1138,7 @@ class Cluster:
             raise RuntimeError("no __cluster_metadata segments")
         files = ",".join(str(s) for s in segments)
         args = ["--cluster-metadata-decoder", "--files", files]
-        return self.run_tool(DUMP_LOG_SEGMENTS, args, timeout=120)
+        return self.run_tool(self.dump_log_segments(), args, timeout=120)
 
     # -- a partition's replicas on disk (the data plane) ------------------------------------
 
@@ -1169,7 +1181,7 @@ class Cluster:
             return {}
         args = ["--print-data-log"] if print_data else []
         args += ["--files", ",".join(owner)]
-        out = self.run_tool(DUMP_LOG_SEGMENTS, args, timeout=300)
+        out = self.run_tool(self.dump_log_segments(), args, timeout=300)
         dumps: dict[int, list[SegmentDump]] = {}
         for dump in parse_dump_log_segments(out):
             if dump.path not in owner:

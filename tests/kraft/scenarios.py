@@ -2,7 +2,8 @@
 controller's metadata log (`__cluster_metadata`), for `kafkarep validate-log` to replay, and has
 its partition's replicas checked against the model's safety properties (data_plane.py).
 
-    python -m tests.kraft.scenarios [--out DIR] [--keep] [--agent JAR] [--records N] [NAME ...]
+    python -m tests.kraft.scenarios [--out DIR] [--keep] [--agent JAR] [--records N] [--rate R]
+        [--kafka VERSION] [NAME ...]
 
 Every scenario runs on a fresh cluster (one controller, brokers 1, 2, 3; see cluster.py), so that
 each dump is self-contained (bootstrap features, the three registrations, one topic) and small,
@@ -404,12 +405,13 @@ class Outcome:
     data_plane_seconds: float = 0.0
     data_plane: dict[str, object] | None = None
     verdict: Verdict | None = None
+    kafka_version: str = KAFKA_VERSION
 
     def as_json(self) -> dict[str, object]:
         return {
             "name": self.name,
             "ok": self.ok,
-            "kafka_version": KAFKA_VERSION,
+            "kafka_version": self.kafka_version,
             "startup_seconds": round(self.startup_seconds, 1),
             "scenario_seconds": round(self.scenario_seconds, 1),
             "dump_seconds": round(self.dump_seconds, 1),
@@ -451,6 +453,7 @@ def run(
     agent: Path | None = None,
     records: int = PRELOAD_RECORDS,
     rate: float = PRODUCE_RATE,
+    version: str = KAFKA_VERSION,
 ) -> Outcome:
     steps: list[str] = []
     began = time.monotonic()
@@ -462,11 +465,19 @@ def run(
 
     topic = scenario.name.replace("_", "-")
     outcome = Outcome(scenario.name, False, 0.0, 0.0, 0.0, None, 0, steps, "", {})
+    outcome.kafka_version = version
     events = out_dir / f"{scenario.name}.trace"
     if agent is not None:
         shutil.rmtree(events, ignore_errors=True)
     props = dict(scenario.broker_props)
-    cluster = Cluster(log=log, keep=keep, agent=agent, events_dir=events, broker_props=props)
+    cluster = Cluster(
+        version=version,
+        log=log,
+        keep=keep,
+        agent=agent,
+        events_dir=events,
+        broker_props=props,
+    )
     try:
         with cluster:
             outcome.startup_seconds = cluster.startup_seconds or 0.0
@@ -581,6 +592,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"records produced before and after the fault (default {PRELOAD_RECORDS})",
     )
     parser.add_argument(
+        "--kafka",
+        default=KAFKA_VERSION,
+        metavar="VERSION",
+        help=f"the brokers' and controller's Kafka release (default {KAFKA_VERSION})",
+    )
+    parser.add_argument(
         "--rate",
         type=float,
         default=PRODUCE_RATE,
@@ -607,6 +624,7 @@ def main(argv: list[str] | None = None) -> int:
             agent=args.agent,
             records=args.records,
             rate=args.rate,
+            version=args.kafka,
         )
         outcomes.append(outcome)
         print(
@@ -624,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
         previous[outcome.name] = outcome.as_json()
     ordered = [previous[n] for n in SCENARIOS if n in previous]
     args.out.mkdir(parents=True, exist_ok=True)
-    summary = {"kafka_version": KAFKA_VERSION, "scenarios": ordered}
+    summary = {"kafka_version": args.kafka, "scenarios": ordered}
     summary_path.write_text(json.dumps(summary, indent=1) + "\n")
     print("\nscenario                   start-up  scenario  dump   bytes  data plane  result")
     for o in outcomes:
