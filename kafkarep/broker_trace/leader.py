@@ -340,7 +340,11 @@ def check_hwm(
         )
         for b, f in enumerate(replica.followers, 1)
     )
-    bound = hwm_offset(CONCRETE, ctx.cfg, replica._replace(followers=known), broker.node)
+    # The leader's own log end as the event records it: an append whose event another request
+    # thread writes later may have moved it already.
+    ahead_of_log = max(0, int(event.get("log_end_offset") or 0) - replica.leo)
+    log = replica.log + unknown_log(ahead_of_log, view.leader_epoch)
+    bound = hwm_offset(CONCRETE, ctx.cfg, replica._replace(followers=known, log=log), broker.node)
     if new > bound:
         yield problem(
             broker,
