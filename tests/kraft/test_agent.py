@@ -12,7 +12,6 @@ that starts JVMs of Kafka.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from kafkarep.broker_trace.events import AgentEvent, of_kind, read_events, runs
 from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
 from tests.helpers import ROOT
 from tests.kraft.cluster import Cluster
+from tests.kraft.conftest import MISSING
 
 DOC = ROOT / "docs" / "trace-validation.md"
 BUILD = ROOT / "agent" / "build.sh"
@@ -31,30 +31,10 @@ PERF_TOPIC = "perf"
 PERF_RECORDS = 20_000
 
 
-def missing() -> str | None:
-    """Why the agent cannot be built and run here, or None."""
-    for tool in ("java", "mvn"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (the agent needs Java 17 and Maven)"
-    return None
-
-
-MISSING = missing()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(MISSING is not None, reason=f"no agent: {MISSING}"),
 ]
-
-
-@pytest.fixture(scope="module")
-def agent_jar() -> Path:
-    done = subprocess.run(
-        ["bash", str(BUILD)], capture_output=True, text=True, timeout=900, check=False
-    )
-    assert done.returncode == 0, f"agent/build.sh failed:\n{done.stderr[-3000:]}"
-    jar = Path(done.stdout.strip().splitlines()[-1])
-    assert jar.is_file(), done.stdout
-    return jar
 
 
 def documented_hooks(text: str) -> set[tuple[str, str]]:

@@ -14,7 +14,6 @@ where either is missing); the nightly tier (`pytest -m slow`).
 from __future__ import annotations
 
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -28,6 +27,7 @@ from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
 from tests.helpers import ROOT
 from tests.kraft import gate
 from tests.kraft.cluster import Cluster
+from tests.kraft.conftest import MISSING
 
 DOC = ROOT / "docs" / "trace-validation.md"
 BUILD = ROOT / "agent" / "build.sh"
@@ -37,30 +37,10 @@ GATE_EVENTS = ("gate_held", "gate_released")
 TOPIC = "t"
 
 
-def missing() -> str | None:
-    """Why the agent cannot be built and run here, or None."""
-    for tool in ("java", "mvn"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (the agent needs Java 17 and Maven)"
-    return None
-
-
-MISSING = missing()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(MISSING is not None, reason=f"no agent: {MISSING}"),
 ]
-
-
-@pytest.fixture(scope="module")
-def agent_jar() -> Path:
-    done = subprocess.run(
-        ["bash", str(BUILD)], capture_output=True, text=True, timeout=900, check=False
-    )
-    assert done.returncode == 0, f"agent/build.sh failed:\n{done.stderr[-3000:]}"
-    jar = Path(done.stdout.strip().splitlines()[-1])
-    assert jar.is_file(), done.stdout
-    return jar
 
 
 def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
