@@ -68,3 +68,15 @@ kraft_scenarios() {
     kafkarep validate-trace "$trace" || return 1
   done
 }
+
+# The makeLeader finding's trace driven through a real Kafka cluster (docs/reproduce.md): the
+# trace written by `kafkarep check`, then `kafkarep reproduce` (exit 0: Kafka reached it).
+reproduce_finding() {
+  local out jar
+  out=$(mktemp -d)
+  jar=$(bash agent/build.sh | tail -n 1) || return 1
+  kafkarep check --quiet --reports "$out" --json "$out/summary.json" \
+    models/findings/make_leader_resets_pending_isr.toml || return 1
+  kafkarep reproduce --agent "$jar" \
+    "$out"/traces/*/leader_candidate_completeness.isr.itf.json "$@"
+}

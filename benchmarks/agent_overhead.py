@@ -2,8 +2,8 @@
 
     PYTHONPATH=. python benchmarks/agent_overhead.py [--rounds 5] [--records 50000]
 
-Starts two Kafka 4.1.1 clusters of the real-cluster harness (tests/kraft/cluster.py) at once,
-one whose brokers run the agent (`agent/build.sh`) and one without, each with a topic of three
+Starts two Kafka 4.1.1 clusters of the real-cluster harness (kafkarep/realcluster/cluster.py) at
+once, one whose brokers run the agent (`agent/build.sh`) and one without, each with a topic of three
 replicas. Each round runs Kafka's ProducerPerformance (`--records` records of 100 bytes,
 acks=all) on one cluster then the other, alternating which goes first, so that what else the
 machine does falls on both. Prints each round's records a second and the median ratio (with
@@ -20,8 +20,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from kafkarep.realcluster.cluster import Cluster
 from tests.helpers import ROOT
-from tests.kraft.cluster import Cluster
 
 TOPIC = "perf"
 

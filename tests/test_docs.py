@@ -310,7 +310,7 @@ def test_history_is_not_read() -> None:
 QUALIFIED = re.compile(r"`([a-z_]+)\.([a-z_]+)`")
 # Not clauses, though named like them: Kafka's feature `metadata.version`, and the checks of a
 # real cluster's logs that the model has no clause for (docs/validate-log.md,
-# tests/kraft/data_plane.py): Log Matching's two other forms; a trace directory's file
+# kafkarep/realcluster/data_plane.py): Log Matching's two other forms; a trace directory's file
 # (docs/trace-validation.md).
 NOT_CLAUSES = frozenset(
     {"metadata.version", "log_matching.same_epoch", "log_matching.prefix", "metadata.txt"}

@@ -33,6 +33,7 @@ NAMES = (
     "differential",
     "validate_log",
     "validate_trace",
+    "reproduce",
     "compile",
 )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console
 
@@ -47,14 +47,31 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    console = Console(width=160)
+class Loaded(NamedTuple):
+    """A counterexample file read, with its model, and replayed through the rules."""
+
+    cfg: ModelConfig
+    clause: str
+    prop: Property | None
+    check: Any  # the clause's check, or the liveness property's goal
+    trace: Trace
+    loop: int | None  # a lasso's loop state
+
+
+class NotReproduced(Exception):
+    """The trace does not replay through the rules as it was written."""
+
+
+def load_counterexample(path: Path, model: Path | None) -> Loaded:
+    """Read an ITF trace and its model, replay it, and check that every state is the recorded
+    one. A bad file or clause is a `UsageError`; a trace the rules no longer take,
+    `NotReproduced`."""
     try:
-        document = read_trace(args.trace)
+        document = read_trace(path)
     except TraceFileError as error:
         raise UsageError(str(error)) from None
     meta = document["#meta"]["kafkarep"]
-    model_path = args.model or Path(meta["model"])
+    model_path = model or Path(meta["model"])
     try:
         cfg = load_model(model_path)
     except ModelError as error:
@@ -62,42 +79,49 @@ def run(args: argparse.Namespace) -> int:
     try:
         cfg = with_initial(cfg, meta.get("initial"))  # a trace from another initial state
     except ValueError as error:
-        raise UsageError(f"{args.trace}: #meta.kafkarep.initial: {error} in {cfg.path}") from None
+        raise UsageError(f"{path}: #meta.kafkarep.initial: {error} in {cfg.path}") from None
     clause = meta["property"]
     known = registry.by_name(cfg)  # the built-in properties and the model's own
     check = _clause(clause, known)
     prop = known.get(clause)
     if meta.get("loop") is not None and (prop is None or not prop.liveness):
         raise UsageError(
-            f"{args.trace}: #meta.kafkarep.loop given for {clause!r}, not a liveness property"
+            f"{path}: #meta.kafkarep.loop given for {clause!r}, not a liveness property"
         )
     if meta.get("loop") is None and prop is not None and prop.liveness:
-        raise UsageError(
-            f"{args.trace}: #meta.kafkarep.loop missing for liveness property {clause!r}"
-        )
+        raise UsageError(f"{path}: #meta.kafkarep.loop missing for liveness property {clause!r}")
     if prop is not None and prop.liveness:
         check = prop.goal()
     if check is None:
-        raise UsageError(f"{args.trace}: #meta.kafkarep.property: unknown clause {clause!r}")
-    path = tuple(meta["path"])
+        raise UsageError(f"{path}: #meta.kafkarep.property: unknown clause {clause!r}")
     try:
-        trace = replay_path(cfg, path)
+        trace = replay_path(cfg, tuple(meta["path"]))
     except ReplayError as error:
-        console.print(f"not reproduced: {error}", highlight=False)
-        return EXPECTATION_NOT_MET
+        raise NotReproduced(str(error)) from None
     recorded = document["states"]
     replayed = [trace.initial] + [step.after for step in trace.steps]
     for index, (mine, theirs) in enumerate(zip(replayed, recorded, strict=True)):
         for var in ("controller", "brokers", "ghost", "budget"):
             if to_itf(getattr(mine, var)) != theirs[var]:
-                console.print(
-                    f"not reproduced: state {index} differs in {var!r} from the recorded trace "
-                    "(the rules or the model changed since it was written)",
-                    highlight=False,
+                raise NotReproduced(
+                    f"state {index} differs in {var!r} from the recorded trace "
+                    "(the rules or the model changed since it was written)"
                 )
-                return EXPECTATION_NOT_MET
+    loop = meta.get("loop")
+    return Loaded(cfg, clause, prop, check, trace, None if loop is None else int(loop))
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(width=160)
+    try:
+        loaded = load_counterexample(args.trace, args.model)
+    except NotReproduced as error:
+        console.print(f"not reproduced: {error}", highlight=False)
+        return EXPECTATION_NOT_MET
+    cfg, clause, prop, check, trace = loaded[:5]
     if prop is not None and prop.liveness:
-        return _lasso(cfg, prop, trace, int(meta["loop"]), args, console)
+        assert loaded.loop is not None
+        return _lasso(cfg, prop, trace, loaded.loop, args, console)
     witness = check(cfg, trace.final)
     if not args.quiet:
         render(trace, f"replay of {args.trace}: {clause} on {cfg.path}", witness, console)

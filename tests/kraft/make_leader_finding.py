@@ -24,10 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafkarep.broker_trace.events import AgentEvent, EventsError, of_kind, read_events, runs
+from kafkarep.realcluster import gate
+from kafkarep.realcluster.cluster import KAFKA_VERSION, Cluster
+from kafkarep.reproduce.recorded import Recorded
 from tests.helpers import ROOT
-from tests.kraft import gate
-from tests.kraft.cluster import KAFKA_VERSION, Cluster
 
 TOPIC = "t"
 
@@ -45,20 +45,11 @@ class Reproduction:
         print(f"  {len(self.steps):2}. {step}: {what}", flush=True)
 
 
-class Brokers:
+class Brokers(Recorded):
+    """The cluster's events about t-0."""
+
     def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-
-    def events(self, broker: int) -> list[AgentEvent]:
-        for _ in range(10):
-            try:
-                return runs(read_events(self.cluster.events_file(broker)))[-1]
-            except EventsError:  # a line being written
-                time.sleep(0.1)
-        raise RuntimeError(f"broker {broker}'s events cannot be read")
-
-    def about(self, broker: int, *kinds: str) -> list[AgentEvent]:
-        return [e for e in of_kind(self.events(broker), *kinds) if e.about(TOPIC)]
+        super().__init__(cluster, TOPIC)
 
     def hwm(self, broker: int) -> int:
         return max((e["new_hwm"] for e in self.about(broker, "hwm_moved")), default=0)

@@ -44,15 +44,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from tests.kraft import data_plane
-from tests.kraft.cluster import (
+from kafkarep.realcluster import data_plane
+from kafkarep.realcluster.cluster import (
     KAFKA_VERSION,
     REPLICA_LAG_TIME_MAX_MS,
     Cluster,
     PartitionState,
     ProduceResult,
 )
-from tests.kraft.data_plane import AckedWrites, Partition, ReplicaState, Verdict
+from kafkarep.realcluster.data_plane import AckedWrites, Partition, ReplicaState, Verdict
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "metadata-logs"
 ASSIGNMENT = (1, 2, 3)

@@ -19,8 +19,8 @@ import pytest
 
 from kafkarep.broker_trace.events import AgentEvent, of_kind, read_events, runs
 from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
+from kafkarep.realcluster.cluster import Cluster
 from tests.helpers import ROOT
-from tests.kraft.cluster import Cluster
 from tests.kraft.conftest import MISSING
 
 DOC = ROOT / "docs" / "trace-validation.md"

@@ -22,11 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from kafkarep.broker_trace.events import AgentEvent, EventsError, of_kind, read_events, runs
+from kafkarep.broker_trace.events import AgentEvent, of_kind, read_events
 from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
+from kafkarep.realcluster import gate
+from kafkarep.realcluster.cluster import Cluster
+from kafkarep.reproduce.recorded import Recorded
 from tests.helpers import ROOT
-from tests.kraft import gate
-from tests.kraft.cluster import Cluster
 from tests.kraft.conftest import MISSING
 
 DOC = ROOT / "docs" / "trace-validation.md"
@@ -141,6 +142,27 @@ def test_the_gate_s_file_protocol(agent_jar: Path, tmp_path: Path) -> None:
         assert release.seq > e.seq and release["thread"] == e["thread"]
 
 
+def test_one_held_thread_is_let_go_and_the_next_is_held(agent_jar: Path, tmp_path: Path) -> None:
+    """`gate.let_go`: the `pass-` file lets the one thread go; the rule holds the other."""
+    gate_dir, out = tmp_path / "gate", tmp_path / "events-0.jsonl"
+    rule = gate.hold(gate_dir, 0, "metadata")
+    proc = gate_check(agent_jar, out, gate_dir, ["metadata:::", "metadata:::"])
+    try:
+        wait_until("both held", lambda: len(gate.held(gate_dir)) == 2, timeout=10)
+        first, second = gate.held(gate_dir)
+        gate.let_go(gate_dir, first, timeout=5)
+        assert passed_line(proc) == f"passed {first['arrival']} interrupted=false"
+        assert gate.held(gate_dir) == [second] and rule.exists()
+        assert not list(gate_dir.glob("pass-*"))  # the agent deleted it
+        gate.release(rule)
+        assert passed_line(proc) == f"passed {second['arrival']} interrupted=false"
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    reasons = [e["reason"] for e in of_kind(read_events(out), "gate_released")]
+    assert reasons == ["passed", "rule_removed"]
+
+
 def test_the_jvm_s_shutdown_releases_the_gate(agent_jar: Path, tmp_path: Path) -> None:
     gate_dir, out = tmp_path / "gate", tmp_path / "events-0.jsonl"
     gate.hold(gate_dir, 0, "alter_partition_answer", TOPIC, 0)
@@ -195,32 +217,16 @@ def test_the_gate_s_hooks_match_kafka_s_classes(agent_jar: Path, tmp_path: Path)
 # A cluster
 
 
-class Brokers:
-    """The cluster's events, read back on demand."""
+class Brokers(Recorded):
+    """The cluster's events about t-0, read back on demand."""
 
     def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-
-    def events(self, broker: int) -> list[AgentEvent]:
-        """The broker's events (of its current run); read again when a line is being written."""
-        for _ in range(5):
-            try:
-                return runs(read_events(self.cluster.events_file(broker)))[-1]
-            except EventsError:
-                time.sleep(0.1)
-        return runs(read_events(self.cluster.events_file(broker)))[-1]
-
-    def about(self, broker: int, *kinds: str) -> list[AgentEvent]:
-        return [e for e in of_kind(self.events(broker), *kinds) if e.about(TOPIC)]
+        super().__init__(cluster, TOPIC)
 
     def log_end(self, broker: int, kind: str) -> int:
         """The log end offset after the broker's last append of `kind`."""
         ends = [e["log_end_offset"] for e in self.about(broker, kind)]
         return max(ends, default=0)
-
-    def applied(self, broker: int) -> int:
-        """The offset of the last metadata image the broker published."""
-        return max(e["offset"] for e in of_kind(self.events(broker), "metadata_applied"))
 
     def one(self, broker: int, kind: str, hold: int) -> AgentEvent:
         (event,) = [e for e in of_kind(self.events(broker), kind) if e["hold"] == hold]

@@ -1,6 +1,7 @@
-"""The data-plane checks (tests/kraft/data_plane.py) on hand-made replica states, no cluster:
-a correct final state passes every clause, and each seeded violation is found by its clause (and
-only by the clauses it breaks); the parsers read the shapes Kafka's files and tools print."""
+"""The data-plane checks (kafkarep/realcluster/data_plane.py) on hand-made replica states, no
+cluster: a correct final state passes every clause, and each seeded violation is found by its
+clause (and only by the clauses it breaks); the parsers read the shapes
+Kafka's files and tools print."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from collections.abc import Iterable
 
 import pytest
 
-from tests.kraft.cluster import ProduceResult
-from tests.kraft.data_plane import (
+from kafkarep.realcluster.cluster import ProduceResult
+from kafkarep.realcluster.data_plane import (
     CLAUSES,
     AckedWrites,
     Batch,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kraft.cluster import KAFKA_VERSION, Cluster
+from kafkarep.realcluster.cluster import KAFKA_VERSION, Cluster
 from tests.kraft.make_leader_finding import agent_jar, reproduce
 
 pytestmark = [

@@ -28,7 +28,9 @@ import java.util.function.Supplier;
  *       [-from-FOLLOWER]-SEQ` (the most specific rule name's tail and the JVM's hold number),
  *       holding the event's fields as one JSON line; written to a hidden file and renamed, so
  *       a marker is never seen half written.
- *   <li>Released when no rule it matches is left (polled every POLL_MS), when the JVM shuts
+ *   <li>Released when no rule it matches is left (polled every POLL_MS), when a file
+ *       `pass-` + its marker's name less `held-` exists (the driver lets this one thread go
+ *       and keeps the rule for the next; the gate deletes the file), when the JVM shuts
  *       down, when the thread is interrupted (its interrupt flag is set again for Kafka to see),
  *       or after the safety timeout (an `agent_error` of kind `gate_timeout`): then a
  *       `gate_released` event, then the marker is deleted.
@@ -149,7 +151,8 @@ public final class Gate {
             }
             event("gate_held", topic, partition, fields).emit();
             writeMarker(markerFile, topic, partition, fields);
-            reason = waitForRelease(hook, rules, rule);
+            File pass = new File(dir, "pass-" + marker.substring("held-".length()));
+            reason = waitForRelease(hook, rules, rule, pass);
         } catch (Throwable t) {
             Failures.record(hook, t);
         } finally {
@@ -201,7 +204,7 @@ public final class Gate {
     }
 
     /** Waits until the thread may go on; returns why. */
-    private String waitForRelease(String hook, String[] rules, String rule) {
+    private String waitForRelease(String hook, String[] rules, String rule, File pass) {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000;
         while (true) {
             if (closing) {
@@ -209,6 +212,14 @@ public final class Gate {
             }
             if (existing(rules) == null) {
                 return "rule_removed";
+            }
+            if (pass.exists()) {
+                try {
+                    Files.deleteIfExists(pass.toPath());
+                } catch (IOException e) {
+                    Failures.record(hook, e);
+                }
+                return "passed";
             }
             if (System.nanoTime() - deadline >= 0) {
                 Failures.record(hook, "gate_timeout",

@@ -8,6 +8,8 @@ In the gate's directory (`Cluster(gate_dir=...)`, one for every broker):
   `hold-NODE-fetch-TOPIC-PARTITION-from-FOLLOWER` are rules (`hold`): a thread of broker NODE
   that reaches POINT (about that partition, for that follower) waits while a rule it matches
   exists. Removing the rule (`release`) lets it go.
+- `pass-...-SEQ` (`let_go`), the name of a marker with `pass` for `held`: that one thread goes on,
+  and the rule stays for the next (the agent deletes the file).
 - `held-...-SEQ` is a thread held (`held`, `wait_held`): its content is one JSON object, the
   fields of its `gate_held` event (`node`, `topic`, `partition`, `point`, `follower`, `rule`,
   `hold` (SEQ), `marker`, the point's own fields, `thread`). It is deleted after the thread's
@@ -75,6 +77,13 @@ def release(rule: Path) -> None:
     """Remove a rule: the threads it held go on within a few milliseconds (unless another rule
     holds them)."""
     rule.unlink(missing_ok=True)
+
+
+def let_go(gate_dir: Path, fields: dict[str, Any], *, timeout: float = 30.0) -> None:
+    """Let one held thread (`fields`, from `wait_held`) go on, and wait until it has: its rule
+    stays, so the next thread to reach the point is held."""
+    (gate_dir / ("pass-" + fields["marker"].removeprefix("held-"))).touch()
+    wait_released(gate_dir, fields, timeout=timeout)
 
 
 def held(gate_dir: Path) -> list[dict[str, Any]]:

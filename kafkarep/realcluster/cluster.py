@@ -43,7 +43,7 @@ from types import TracebackType
 from typing import IO
 
 from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
-from tests.kraft.data_plane import (
+from kafkarep.realcluster.data_plane import (
     SegmentDump,
     parse_dump_log_segments,
     parse_epoch_checkpoint,
@@ -464,6 +464,7 @@ class Cluster:
         self.events_dir = events_dir or self.work_dir / "events"
         self.broker_props = dict(broker_props or {})  # over the harness's broker settings
         self.gate_dir = gate_dir  # the agent's gate=DIR (docs/trace-validation.md), or None
+        self.producer_overrides: dict[str, str] = {}  # over `producer_props`
         self.startup_seconds: float | None = None
         self.lib: Path | None = None
         self.controller = _Node(CONTROLLER_ID, "controller", 0, self.work_dir / "controller-0")
@@ -708,6 +709,7 @@ class Cluster:
             "request.timeout.ms": "10000",
             "delivery.timeout.ms": "60000",
             "max.block.ms": "60000",
+            **self.producer_overrides,
         }
 
     def _tool_cmd(self, main: str) -> list[str]:
