@@ -80,3 +80,29 @@ reproduce_finding() {
   kafkarep reproduce --agent "$jar" \
     "$out"/traces/*/leader_candidate_completeness.isr.itf.json "$@"
 }
+
+# Kafka's own controller classes answering every bundled model's controller steps (docs/oracle.md):
+# each model's verdict and pinned count as the rules', and no step where the two differ. Not the
+# `[suite] slow` models (the shipped bounds: hours), nor models/large/; the walkthrough's Kafka
+# 4.0 model of tests/data/models/ too. A model Kafka's classes cannot answer is skipped, named.
+kafka_controller_models() {
+  local out models
+  out=$(mktemp -d)
+  models=$(python3 - <<'PY'
+import pathlib, tomllib
+for p in sorted(pathlib.Path("models").rglob("*.toml")):
+    if "large" not in p.parts and not tomllib.loads(p.read_text()).get("suite", {}).get("slow"):
+        print(p)
+PY
+)
+  # shellcheck disable=SC2086
+  kafkarep check --quiet --controller kafka --reports "$out" --json "$out/summary.json" \
+    $models tests/data/models/last_known_leader_kafka_4_0.toml || return 1
+  python3 - "$out/summary.json" <<'PY'
+import json, sys
+models = json.load(open(sys.argv[1]))["models"]
+differ = [m["name"] for m in models if m.get("controller_disagreements")]
+print(f"{len(models)} models answered by Kafka's classes; steps that differ from the rules: {differ or 'none'}")
+sys.exit(1 if differ else 0)
+PY
+}

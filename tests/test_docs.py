@@ -118,10 +118,10 @@ def model_pins() -> dict[str, int]:
 # A count a doc quotes as a model's: "239,323 states", "239,323 distinct states", "9,129
 # distinct" (a run's verdict line), or the first number of a table cell under a heading that says
 # states ("distinct states", "states to find it"). Not a rate ("16,700 states per second",
-# "states/s").
+# "states/s"), nor the controller audit's count of steps ("44 distinct steps").
 COUNT = re.compile(
     r"(?<![\d,.])(\d{1,3}(?:,\d{3})+|\d+)"
-    r"(?= (?:distinct )?states\b(?!/s| per\b| a second\b)| distinct\b(?! states))"
+    r"(?= (?:distinct )?states\b(?!/s| per\b| a second\b)| distinct\b(?! states| steps))"
 )
 FIRST_NUMBER = re.compile(r"^\W*(\d{1,3}(?:,\d{3})+|\d+)\b")
 # Not a pin, by the words around the count: a bounded or sampled exploration ("to depth 8
@@ -292,6 +292,13 @@ def test_a_quoted_count_that_is_not_the_pin_is_reported() -> None:
     assert stale_pins("doc.md", text, moved) == [
         "doc.md:3: history/kafka_6361_single_round_truncation_fixed: 67,698 states, pinned 67,699",
         "doc.md:3: kip966_small: 194,345 states, pinned 239,323",
+    ]
+    # an audit's count of controller steps is not a count of states; a verdict line's is
+    audit = "`kafkarep check models/kip966_small.toml` says 44 distinct steps, 44 agreed.\n"
+    assert stale_pins("doc.md", audit, pins) == []
+    verdict = "`kafkarep check models/kip966_small.toml` says 44 distinct, complete.\n"
+    assert stale_pins("doc.md", verdict, pins) == [
+        "doc.md:1: kip966_small: 44 states, pinned 239,323"
     ]
     readme = (ROOT / "README.md").read_text()
     found = stale_pins("README.md", readme, {**pins, "kip966_small": 1})

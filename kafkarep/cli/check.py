@@ -9,7 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
-from kafkarep.cli.options import add_search_options
+from kafkarep.cli.controller import ControllerRun
+from kafkarep.cli.options import add_controller_options, add_search_options
 from kafkarep.cli.run import run_model
 from kafkarep.common import compiled
 from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
@@ -79,6 +80,7 @@ def add_parser(commands: Any) -> None:
     hypothesis.add_argument("--examples", type=int, default=None, metavar="N")
     hypothesis.add_argument("--steps", type=int, default=None, metavar="N")
     hypothesis.add_argument("--seed", type=int, default=None, metavar="S")
+    add_controller_options(parser)
     parser.add_argument(
         "--list-guards",
         action="store_true",
@@ -137,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
     except ModelError as error:
         raise UsageError(str(error)) from None
     err = Console(stderr=True, width=160)
+    controller = ControllerRun(args, err)
+    configs = controller.configs(configs)
     note = compiled.note()
     if note and not args.quiet:
         err.print(note, highlight=False)
@@ -168,9 +172,15 @@ def run(args: argparse.Namespace) -> int:
             engine_args=engine_args(args),
         )
         try:
-            reports.append(run_model(cfg, options, console, err))
+            with controller.around(cfg) as extra:
+                report = run_model(cfg, options, console, err)
+            report.extra.update(extra)
+            reports.append(report)
         finally:
             if reports:
                 write_summary(summary, reports)  # what is computed is kept, even on interrupt
     console.print(f"summary: {summary}", highlight=False)
+    controller.finish(console)
+    if controller.disagreed():
+        return EXPECTATION_NOT_MET
     return OK if all(r.expectations_met for r in reports) else EXPECTATION_NOT_MET

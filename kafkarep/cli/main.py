@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from kafkarep.common.exit_codes import BAD_INPUT, INTERNAL_ERROR, UsageError
+from kafkarep.oracle import kafka_controller  # noqa: F401  Kafka's classes answer controller = "kafka"
 
 # The libraries that come with an extra (pyproject.toml), by top-level module: what a command
 # that needs one says is missing, and what to install.
@@ -33,6 +34,7 @@ NAMES = (
     "differential",
     "validate_log",
     "validate_trace",
+    "kafka_patch",
     "reproduce",
     "compile",
 )

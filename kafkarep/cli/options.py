@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from kafkarep.common.exit_codes import UsageError
 from kafkarep.kafka.releases import resolve
@@ -56,3 +57,35 @@ def check_kafka_flag(kafka: str | None) -> None:
         resolve(kafka)
     except ValueError as error:
         raise UsageError(f"--kafka: {error}") from None
+
+
+def add_controller_options(parser: argparse.ArgumentParser) -> None:
+    """--controller, --kafka-jar, --kafka-classes and --audit-controller (docs/oracle.md)."""
+    group = parser.add_argument_group("Kafka's controller (Java 17 and Maven)")
+    group.add_argument(
+        "--controller",
+        choices=("rules", "kafka"),
+        default=None,
+        help="who answers the controller steps: the rules, or Kafka's own classes at the "
+        "model's release (default: the model's [rules] controller)",
+    )
+    group.add_argument(
+        "--kafka-jar",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="Kafka's classes from a kafka-metadata jar built from a branch",
+    )
+    group.add_argument(
+        "--kafka-classes",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="classes compiled from changed sources (kafkarep kafka-patch), before the release's",
+    )
+    group.add_argument(
+        "--audit-controller",
+        action="store_true",
+        help="after the search, ask Kafka's classes every distinct controller step the rules "
+        "answered",
+    )

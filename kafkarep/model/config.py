@@ -308,11 +308,13 @@ def parse_model(raw: dict[str, Any], path: str = "<model>") -> ModelConfig:
         },
     )
     controller_lag = _int(faults, "faults", "controller_lag", 1, low=1, high=9)
-    if budget.controller_failovers and options.controller != "kraft":
+    if budget.controller_failovers and options.controller == "zookeeper":
         raise ModelError(
             '[faults] controller_failovers needs controller = "kraft" (a ZooKeeper-era '
             "controller reads its state from ZooKeeper when it takes over)"
         )
+    if options.controller == "kafka":
+        _kafka_can_answer(version, elr, options, budget)
     targets = _targets(raw.get("reassignment", {}), broker_ids)
     if "plan" in raw:
         _check_plan(raw["plan"], broker_ids)
@@ -368,6 +370,49 @@ def _hwm_isr(rules: dict[str, Any]) -> str:
     return str(value)
 
 
+def with_kafka_controller(cfg: ModelConfig) -> ModelConfig:
+    """The model with Kafka's own classes answering its controller steps (`kafkarep check
+    --controller kafka`); a ModelError when they cannot."""
+    if cfg.options.controller == "zookeeper":
+        raise ModelError(f'{cfg.path}: controller = "zookeeper" is not Kafka\'s KRaft controller')
+    options = cfg.options._replace(controller="kafka")
+    try:
+        _kafka_can_answer(cfg.metadata_version, options.elr_enabled, options, cfg.budget)
+    except ModelError as error:
+        raise ModelError(f"{cfg.path}: {error}") from None
+    return cfg._replace(options=options)
+
+
+def _kafka_can_answer(version: str, elr: bool, options: RuleOptions, budget: Budget) -> None:
+    """Refuse what Kafka's classes at the release cannot answer as the model asks: rule options
+    other than the release's (a controller guard switched off, an option set against the
+    release), and
+    steps the oracle harness has no request for."""
+    kafka = options_for_version(
+        version, elr, options.kafka_version, use_last_known_leader=options.use_last_known_leader
+    )
+    from kafkarep.model.guard_catalogue import controller_guards  # imports the actions
+
+    differ = [
+        field
+        for field in RuleOptions._fields
+        if field not in ("controller", "disabled_guards")
+        and getattr(options, field) != getattr(kafka, field)
+    ]
+    differ += sorted(options.disabled_guards & controller_guards())
+    if differ:
+        raise ModelError(
+            f'[rules] controller = "kafka" runs Kafka {options.kafka_version}\'s own classes, '
+            f"which have no option for {', '.join(differ)} (change the classes with "
+            "`kafkarep kafka-patch` instead)"
+        )
+    if budget.min_isr_changes:
+        raise ModelError(
+            '[rules] controller = "kafka": [faults] min_isr_changes is a configuration change the '
+            "oracle harness does not take"
+        )
+
+
 def _release_overrides(rules: dict[str, Any]) -> dict[str, Any]:
     """The rule options a model sets against its release's (`kafkarep.kafka.releases`)."""
     out: dict[str, Any] = {}
@@ -399,14 +444,16 @@ def _elr_by_default(kafka: str, metadata_version: str, rules: dict[str, Any]) ->
     return (
         release_version(resolve(kafka)) >= (4, 1, 0)
         and metadata_version == "4.0"
-        and rules.get("controller", "kraft") == "kraft"
+        and rules.get("controller", "kraft") != "zookeeper"
     )
 
 
 def _controller(rules: dict[str, Any], elr: bool) -> str:
+    """ "kraft" (the rules), "kafka" (Kafka's own KRaft controller classes answer every step,
+    docs/oracle.md) or "zookeeper"."""
     controller = rules.get("controller", "kraft")
-    if controller not in ("kraft", "zookeeper"):
-        raise ModelError('[rules] controller must be "kraft" or "zookeeper"')
+    if controller not in ("kraft", "kafka", "zookeeper"):
+        raise ModelError('[rules] controller must be "kraft", "kafka" or "zookeeper"')
     if controller == "zookeeper" and elr:
         raise ModelError('[rules] elr = true needs controller = "kraft" (KIP-966 is KRaft\'s)')
     return str(controller)

@@ -32,8 +32,38 @@ def metadata(state: ClusterState, cfg: ModelConfig) -> ClusterMetadata:
     return ClusterMetadata(c.decides_from, c.brokers, topic, cfg.options)
 
 
-def _cached(rule: Callable[[ClusterMetadata, Any], Outcome]) -> Callable[..., Outcome]:
-    return lru_cache(maxsize=1 << 16)(rule)
+# Who else takes part in a controller step, by kind: "kafka" answers every step of a model with
+# `[rules] controller = "kafka"` (Kafka's own classes, given the rules' outcome to compare
+# with), "audit" sees every distinct step. Both are installed by `kafkarep.oracle`'s
+# `kafka_controller`, a layer above the model's; forked workers inherit them.
+StepHook = Callable[[str, ClusterMetadata, Any, Outcome], Outcome]
+HOOKS: dict[str, StepHook] = {}
+
+
+class NoKafkaController(Exception):
+    """A `controller = "kafka"` step with no Kafka answerer installed."""
+
+
+def _cached(name: str, rule: Callable[[ClusterMetadata, Any], Outcome]) -> Callable[..., Outcome]:
+    """The rule, once per distinct step in a process, answered by Kafka's classes where the
+    model says so."""
+
+    def step(metadata: ClusterMetadata, request: Any) -> Outcome:
+        outcome = rule(metadata, request)
+        audit = HOOKS.get("audit")
+        if audit is not None:
+            audit(name, metadata, request, outcome)
+        if metadata.options.controller != "kafka":
+            return outcome
+        kafka = HOOKS.get("kafka")
+        if kafka is None:
+            raise NoKafkaController(
+                'controller = "kafka" needs Kafka\'s classes: '
+                "import kafkarep.oracle.kafka_controller"
+            )
+        return kafka(name, metadata, request, outcome)
+
+    return lru_cache(maxsize=1 << 16)(step)
 
 
 def _by_controller(
@@ -51,13 +81,17 @@ def _by_controller(
     return rule
 
 
-alter_partition = _cached(rules.alter_partition)
-alter_reassignment = _cached(rules.alter_reassignment)
-elect_leaders = _cached(_by_controller(rules.elect_leaders, zk.elect_leaders))
-fence_broker = _cached(_by_controller(rules.fence_broker, zk.fence_broker))
-unfence_broker = _cached(_by_controller(rules.unfence_broker, zk.unfence_broker))
-controlled_shutdown = _cached(_by_controller(rules.controlled_shutdown, zk.controlled_shutdown))
-register_broker = _cached(_by_controller(rules.register_broker, zk.register_broker))
+alter_partition = _cached("alter_partition", rules.alter_partition)
+alter_reassignment = _cached("alter_reassignment", rules.alter_reassignment)
+elect_leaders = _cached("elect_leaders", _by_controller(rules.elect_leaders, zk.elect_leaders))
+fence_broker = _cached("fence_broker", _by_controller(rules.fence_broker, zk.fence_broker))
+unfence_broker = _cached("unfence_broker", _by_controller(rules.unfence_broker, zk.unfence_broker))
+controlled_shutdown = _cached(
+    "controlled_shutdown", _by_controller(rules.controlled_shutdown, zk.controlled_shutdown)
+)
+register_broker = _cached(
+    "register_broker", _by_controller(rules.register_broker, zk.register_broker)
+)
 
 
 CACHED = (

@@ -37,3 +37,14 @@ def all_guards() -> dict[str, Guard]:
         g.qualified: g for module in MODULES for g in vars(module).values() if isinstance(g, Guard)
     }
     return dict(sorted(found.items()))
+
+
+def controller_guards() -> frozenset[str]:
+    """The guards of the controller rules (`kafkarep.rules`), which Kafka's classes hold."""
+    return frozenset(
+        g.qualified
+        for module in MODULES
+        if module.__name__.startswith("kafkarep.rules.")
+        for g in vars(module).values()
+        if isinstance(g, Guard)
+    )

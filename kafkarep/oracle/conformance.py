@@ -330,7 +330,13 @@ def answer(case: dict[str, Any], release: str = NEWEST) -> dict[str, Any]:
     error, the registration `after` a change, and the `brokers` whose registration changed."""
     metadata = case_metadata(case, release)
     action = case["action"]
-    outcome = ACTIONS[action["type"]](metadata, action)
+    return outcome_answer(metadata, action, ACTIONS[action["type"]](metadata, action))
+
+
+def outcome_answer(
+    metadata: ClusterMetadata, action: dict[str, Any], outcome: Outcome
+) -> dict[str, Any]:
+    """A rule's outcome of a case's action in the vocabulary of `expect` (see `answer`)."""
     got_outcome, got_error = _describe(outcome)
     out: dict[str, Any] = {"outcome": got_outcome, "error": got_error}
     if isinstance(outcome, Changed):

@@ -30,6 +30,7 @@ from kafkarep.output.suite import (
     states_change,
     summary_row,
 )
+from kafkarep.output.summary import controller_label
 from kafkarep.output.svg import trace_svg
 
 EXIT_MEANING = {
@@ -129,6 +130,8 @@ def _model(entry: Entry, slug: str, folder: Path, svg_dir: Path) -> str:
     out = [f'<section class="model{" bad" if bad else ""}" id="{slug}">']
     out.append(f"<h2>{escape(entry.name)} {_badge(entry.outcome)}</h2>")
     facts = [f"<code>{escape(str(entry.path))}</code>", f"engine {escape(entry.engine)}"]
+    if entry.cfg is not None:
+        facts.append(f"controller: {escape(controller_label(entry.cfg))}")
     e = entry.exploration
     if e is not None:
         scope = search_scope(entry.cfg, e) or f"stopped: {e.stop_reason}"

@@ -3,7 +3,8 @@
 `clause_results` turns what an engine found into one result per property clause; a
 `ModelReport` holds them with the run and the problems `engines/expectations.py` judged.
 
-Summary JSON, per model: `model`, `engine`, `distinct_states`, `generated_states`, `depth`,
+Summary JSON, per model: `model`, `engine`, `controller` (who answered the controller steps:
+the rules, or Kafka's classes), `distinct_states`, `generated_states`, `depth`,
 `seconds`, `complete`, `scope` (`complete`, `complete to depth D` for a bounded verdict stopped
 at its bound, or `incomplete`), `expectations_met`, `problems` (why an expectation was not met) and
 `results`: one `{property, status, trace_file, trace_length}` per clause, status `holds`,
@@ -51,6 +52,7 @@ class ModelReport(NamedTuple):
             "model": self.cfg.path,
             "name": self.cfg.name,
             "engine": self.engine,
+            "controller": controller_label(self.cfg),
             "distinct_states": e.distinct_states,
             "generated_states": e.generated_states,
             "depth": e.depth,
@@ -78,6 +80,16 @@ class ModelReport(NamedTuple):
             ],
             **self.extra,
         }
+
+
+def controller_label(cfg: ModelConfig) -> str:
+    """Who answered the model's controller steps (`kafkarep check` adds a user's build)."""
+    release = cfg.options.kafka_version
+    if cfg.options.controller == "kafka":
+        return f"Kafka {release}'s classes"
+    if cfg.options.controller == "zookeeper":
+        return f"the rules of the ZooKeeper-era controller at Kafka {release}"
+    return f"the rules at Kafka {release}"
 
 
 def clause_results(

@@ -60,6 +60,12 @@ class Encoding:
                 f"it has no encoding of the model's own properties ([check] extra_properties: "
                 f"{own}); check them with the explorer, Spark or Hypothesis"
             )
+        if cfg.options.controller == "kafka":
+            raise AbstractionError(
+                'Kafka\'s own classes (controller = "kafka") answer steps one by one: prove the '
+                "rules with the matching options, and audit them (kafkarep check "
+                "--audit-controller)"
+            )
         if cfg.options.controller != "kraft":
             raise AbstractionError("the symbolic engine encodes the KRaft controller rules only")
         if cfg.acks != "all":

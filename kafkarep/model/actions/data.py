@@ -370,7 +370,7 @@ def arrive(cfg: ModelConfig, state: ClusterState, action: Action) -> ClusterStat
         or action.actor not in leader.view.replicas
     ):
         return state
-    if cfg.options.controller == "kraft" and not broker_epoch_not_stale.passes(
+    if cfg.options.controller != "zookeeper" and not broker_epoch_not_stale.passes(
         cfg.options.disabled_guards, leader, action.actor, request
     ):
         return state
