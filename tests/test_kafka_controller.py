@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kafkarep import properties
 from kafkarep.cli.main import main
+from kafkarep.engines.explorer import Explorer
+from kafkarep.kafka.releases import RELEASES
 from kafkarep.model import controller
+from kafkarep.model.config import with_kafka_controller
 from kafkarep.oracle import conformance, harness, kafka_controller
 from kafkarep.oracle.harness import Oracle
+from kafkarep.properties.model_files import parse_model
 from tests.helpers import ROOT
 
 MISSING = harness.missing() or (None if shutil.which("javac") else "javac is not installed")
@@ -79,6 +85,11 @@ def test_a_patched_class_is_found_and_each_difference_reported(
     folder = tmp_path / "controller-disagreements" / "fenced_leader_kafka_4_1"
     cases = [json.loads(f.read_text())["case"] for f in sorted(folder.glob("*.json"))]
     assert len(cases) == report["controller_disagreements"] > 0
+    # the trace says who answered, and replays with the same classes
+    trace = next(tmp_path.glob("traces/*/fenced_broker_not_leader.controller.itf.json"))
+    meta = json.loads(trace.read_text())["#meta"]["kafkarep"]
+    assert (meta["controller"], meta["kafka_classes"]) == ("kafka", str(patched))
+    assert main(["replay", "--quiet", str(trace)]) == 0
     # each is a conformance case whose expectation is the patched class's answer, and the rules
     # of 4.1.0 answer it otherwise
     with Oracle("4.1.0", kafka_classes=patched) as oracle:
@@ -171,3 +182,30 @@ def test_classes_without_a_kafka_controller_are_refused(
     args = ["check", "--quiet", "--reports", str(tmp_path), "--kafka-classes", str(patched)]
     assert main([*args, str(FINDING)]) == 2
     assert "need --controller kafka or --audit-controller" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@needs_java
+@pytest.mark.parametrize("release", RELEASES)
+def test_kafka_s_classes_answer_the_finding_as_the_rules_at_every_release(
+    tmp_path: Path, release: str
+) -> None:
+    """The makeLeader finding at each release the oracle checks, explored twice: answered by the
+    rules and by Kafka's classes of that release; the same states, depth and violations, and no
+    step where the two differ."""
+    raw = tomllib.loads(FINDING.read_text())
+    raw["rules"]["kafka_version"] = release
+    rules = parse_model(raw, str(FINDING))
+    kafka = with_kafka_controller(rules)
+    found = []
+    for cfg in (rules, kafka):
+        controller.forget()
+        kafka_controller.use(report=tmp_path / release)
+        try:
+            result = Explorer(cfg, properties.select(cfg.check.properties), workers=1).run()
+        finally:
+            kafka_controller.close()
+        found.append((result.distinct_states, result.depth, sorted(result.violations)))
+    assert found[0] == found[1]
+    assert "leader_candidate_completeness.isr" in found[0][2]
+    assert not list((tmp_path / release).glob("*.json"))  # no step differed

@@ -20,10 +20,12 @@ from rich.console import Console
 
 from kafkarep import properties as registry
 from kafkarep.common.exit_codes import EXPECTATION_NOT_MET, OK, UsageError
-from kafkarep.model.config import ModelConfig, ModelError
+from kafkarep.model.config import ModelConfig, ModelError, with_kafka_controller
 from kafkarep.model.initial import with_initial
 from kafkarep.model.replay import ReplayError, Trace, replay_path
 from kafkarep.model.state import ClusterState
+from kafkarep.oracle import kafka_controller
+from kafkarep.oracle.harness import OracleError
 from kafkarep.output.itf import TraceFileError, read_trace, to_itf
 from kafkarep.output.steps import render
 from kafkarep.properties import Property
@@ -80,6 +82,16 @@ def load_counterexample(path: Path, model: Path | None) -> Loaded:
         cfg = with_initial(cfg, meta.get("initial"))  # a trace from another initial state
     except ValueError as error:
         raise UsageError(f"{path}: #meta.kafkarep.initial: {error} in {cfg.path}") from None
+    build = kafka_controller.from_trace_meta(meta)
+    if build is not None:  # Kafka's classes answered the trace's controller steps
+        try:
+            cfg = with_kafka_controller(cfg)
+            for given in (build.kafka_jar, build.kafka_classes):
+                if given is not None and not given.exists():
+                    raise OracleError(f"{given} does not exist")
+        except (ModelError, OracleError) as error:
+            raise UsageError(f"{path}: #meta.kafkarep.controller: {error}") from None
+        kafka_controller.use(build)
     clause = meta["property"]
     known = registry.by_name(cfg)  # the built-in properties and the model's own
     check = _clause(clause, known)

@@ -39,6 +39,7 @@ from kafkarep.kafka.metadata import (
     RuleOptions,
 )
 from kafkarep.model import controller
+from kafkarep.model.config import ModelConfig
 from kafkarep.oracle import conformance
 from kafkarep.oracle.harness import Oracle, OracleError
 from kafkarep.oracle.harness import answer as kafka_answer
@@ -244,7 +245,7 @@ class KafkaController:
         differences = conformance.compare(kafka, mine)
         if not differences:
             return rules
-        self.disagree(Disagreement({**case, "expect": kafka}, tuple(map(str, differences))))
+        self.disagree(Disagreement({**case, "expect": kafka}, _shown(differences)))
         return outcome_of(kafka, metadata)
 
     def disagree(self, found: Disagreement) -> None:
@@ -286,6 +287,10 @@ def _checked_answer(
     return mine
 
 
+def _shown(differences: Iterable[conformance.Mismatch]) -> tuple[str, ...]:
+    return tuple(f"{m.field}: Kafka {m.expected}, the rules {m.got}" for m in differences)
+
+
 def _write_once(folder: Path, name: str, content: dict[str, Any]) -> bool:
     """Write `folder/name.json` unless it exists (any process): whether this call wrote it."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -308,6 +313,27 @@ def use(build: Build = Build(), report: Path | None = None) -> None:
     close()
     _BUILD[0] = build
     _REPORT[0] = report
+
+
+def trace_meta(cfg: ModelConfig) -> dict[str, Any]:
+    """What a trace's `#meta.kafkarep` says of a Kafka-answered run, so that `kafkarep replay`
+    and `reproduce` answer its steps with the same classes."""
+    if cfg.options.controller != "kafka":
+        return {}
+    jar, classes = _BUILD[0]
+    return {
+        "controller": "kafka",
+        **({"kafka_jar": str(jar)} if jar else {}),
+        **({"kafka_classes": str(classes)} if classes else {}),
+    }
+
+
+def from_trace_meta(meta: dict[str, Any]) -> Build | None:
+    """The build a trace's steps were answered by (None: the rules answered)."""
+    if meta.get("controller") != "kafka":
+        return None
+    jar, classes = meta.get("kafka_jar"), meta.get("kafka_classes")
+    return Build(None if jar is None else Path(jar), None if classes is None else Path(classes))
 
 
 def current(release: str) -> KafkaController:
@@ -376,6 +402,6 @@ def audit(folder: Path, release: str, build: Build = Build()) -> Audit:
         differences = conformance.compare(answer, step["rules"])
         if differences:
             case = {**step["case"], "expect": answer}
-            disagreements.append(Disagreement(case, tuple(map(str, differences))))
+            disagreements.append(Disagreement(case, _shown(differences)))
     agreed = len(steps) - unsupported - len(disagreements)
     return Audit(len(steps), agreed, unsupported, tuple(disagreements), kafka.seconds)

@@ -11,6 +11,7 @@ from rich.console import Console
 from kafkarep.engines.results import Discovery, Exploration, RunOptions
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.replay import replay_path
+from kafkarep.oracle import kafka_controller
 from kafkarep.output.itf import write_trace
 from kafkarep.output.steps import render
 
@@ -49,6 +50,7 @@ def write_traces(
                     "depth": d.depth,
                     "distinct_states": exploration.distinct_states,
                     **({"loop": d.loop} if d.loop is not None else {}),
+                    **kafka_controller.trace_meta(cfg),
                 },
             )
             files[d.name] = str(file)
