@@ -25,6 +25,7 @@ from kafkarep.model.config import with_kafka_controller
 from kafkarep.oracle import conformance, harness, kafka_controller
 from kafkarep.oracle.harness import Oracle
 from kafkarep.properties.model_files import parse_model
+from kafkarep.rules import Changed
 from tests.helpers import ROOT
 
 MISSING = harness.missing() or (None if shutil.which("javac") else "javac is not installed")
@@ -69,6 +70,9 @@ def test_kafka_answers_with_the_rules_states_and_verdicts(tmp_path: Path) -> Non
     assert report["distinct_states"] == 61762  # the rules' pin
     assert report["controller"] == "Kafka 4.4.0's classes"
     assert report["controller_disagreements"] == 0
+    assert report["controller_steps"] == 43  # asked once between the two workers
+    answers = sorted((tmp_path / "controller-answers" / FINDING.stem).glob("*.json"))
+    assert len(answers) == 43
 
 
 @needs_java
@@ -83,7 +87,7 @@ def test_a_patched_class_is_found_and_each_difference_reported(
     assert violated["fenced_broker_not_leader.controller"]["trace_length"] == 2
     assert report["controller"] == f"Kafka 4.1.0 with classes from {patched}"
     folder = tmp_path / "controller-disagreements" / "fenced_leader_kafka_4_1"
-    cases = [json.loads(f.read_text())["case"] for f in sorted(folder.glob("*.json"))]
+    cases = [json.loads(f.read_text()) for f in sorted(folder.glob("*.json"))]
     assert len(cases) == report["controller_disagreements"] > 0
     # the trace says who answered, and replays with the same classes
     trace = next(tmp_path.glob("traces/*/fenced_broker_not_leader.controller.itf.json"))
@@ -96,6 +100,18 @@ def test_a_patched_class_is_found_and_each_difference_reported(
         for case, reply in zip(cases, oracle.ask_many(cases), strict=True):
             assert harness.answer(reply) == case["expect"]
             assert conformance.check_case(case, "4.1.0"), case["id"]
+
+
+@needs_java
+def test_each_model_of_a_run_asks_kafka_afresh(tmp_path: Path, patched: Path) -> None:
+    """Two models in one process: the second's steps are not answered from the first's cache."""
+    summary = tmp_path / "summary.json"
+    args = ["check", "--quiet", "--workers", "1", "--reports", str(tmp_path), "--json"]
+    args += [str(summary), "--controller", "kafka", "--kafka-classes", str(patched)]
+    assert main([*args, str(FENCED_LEADER), str(FENCED_LEADER)]) == 1
+    first, second = json.loads(summary.read_text())["models"]
+    assert first["controller_steps"] == second["controller_steps"] > 0
+    assert first["controller_disagreements"] == second["controller_disagreements"] > 0
 
 
 @needs_java
@@ -146,6 +162,8 @@ def test_every_step_writes_as_a_case_and_reads_back(tmp_path: Path) -> None:
         outcome = kafka_controller.outcome_of(step["rules"], metadata)
         again = conformance.outcome_answer(metadata, case["action"], outcome)
         assert again == step["rules"], case["id"]
+        if isinstance(outcome, Changed):  # its record takes the registration there, epochs too
+            assert metadata.partition.apply(outcome.record) == outcome.registration, case["id"]
 
 
 @pytest.mark.parametrize(

@@ -61,8 +61,8 @@ class ControllerRun:
                 try:
                     if (self.args.engine or cfg.check.engine) == "spark":
                         raise ModelError(
-                            f"{cfg.path}: Spark's executors cannot reach Kafka's classes; "
-                            "the explorer and Hypothesis can"
+                            f"{cfg.path}: Spark's executors cannot reach Kafka's controller "
+                            "classes; the explorer and Hypothesis can"
                         )
                     kept.append(with_kafka_controller(cfg))
                 except ModelError as error:
@@ -72,6 +72,10 @@ class ControllerRun:
             if not kept:
                 raise UsageError("--controller kafka: Kafka's classes answer none of the models")
             configs = kept
+        for cfg in configs:
+            self._refuse_what_kafka_cannot_answer(cfg)
+            if cfg.options.controller == "kafka" or self.args.audit_controller:
+                self._same_release(cfg)
         kafka = any(c.options.controller == "kafka" for c in configs)
         if (self.build.kafka_jar or self.build.kafka_classes) and not (
             kafka or self.args.audit_controller
@@ -82,6 +86,34 @@ class ControllerRun:
         if (kafka or self.args.audit_controller) and (reason := missing()) is not None:
             raise UsageError(f"Kafka's controller classes: {reason}")
         return configs
+
+    def _refuse_what_kafka_cannot_answer(self, cfg: ModelConfig) -> None:
+        asked = cfg.options.controller == "kafka" or self.args.audit_controller
+        if not asked:
+            return
+        if (self.args.engine or cfg.check.engine) == "spark":
+            raise UsageError(
+                f"{cfg.path}: Spark's executors cannot reach Kafka's controller classes; "
+                "the explorer and Hypothesis can"
+            )
+        if self.args.audit_controller and cfg.options.controller == "zookeeper":
+            raise UsageError(
+                f'{cfg.path}: --audit-controller: controller = "zookeeper" is not Kafka\'s KRaft '
+                "controller"
+            )
+
+    def _same_release(self, cfg: ModelConfig) -> None:
+        """Classes that `kafka-patch` compiled for one release answer that release's models."""
+        classes = self.build.kafka_classes
+        stamp = None if classes is None else classes / ".kafka-patch"
+        if stamp is None or not stamp.is_file():
+            return
+        built = stamp.read_text().split("--kafka", 1)[-1].split()[:1]
+        if built and built[0] != cfg.options.kafka_version:
+            raise UsageError(
+                f"{cfg.path}: --kafka-classes {classes} were compiled against Kafka {built[0]}, "
+                f"the model runs {cfg.options.kafka_version}"
+            )
 
     def label(self, cfg: ModelConfig) -> str:
         if cfg.options.controller != "kafka":
@@ -95,8 +127,10 @@ class ControllerRun:
         extra: dict[str, Any] = {"controller": self.label(cfg)}
         name = cfg.name
         differ = self.reports / "controller-disagreements" / name
-        shutil.rmtree(differ, ignore_errors=True)
-        kafka_controller.use(self.build, report=differ)
+        answers = self.reports / "controller-answers" / name
+        for folder in (differ, answers):
+            shutil.rmtree(folder, ignore_errors=True)
+        kafka_controller.use(self.build, report=differ, answers=answers)
         steps = self.reports / "controller-audit" / name
         if self.args.audit_controller:
             shutil.rmtree(steps, ignore_errors=True)
@@ -108,6 +142,7 @@ class ControllerRun:
             kafka_controller.record_steps(None)
             kafka_controller.close()
         if cfg.options.controller == "kafka":
+            extra["controller_steps"] = len(list(answers.glob("*.json")))
             found = sorted(differ.glob("*.json"))
             extra["controller_disagreements"] = len(found)
             if found:

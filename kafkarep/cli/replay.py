@@ -25,7 +25,7 @@ from kafkarep.model.initial import with_initial
 from kafkarep.model.replay import ReplayError, Trace, replay_path
 from kafkarep.model.state import ClusterState
 from kafkarep.oracle import kafka_controller
-from kafkarep.oracle.harness import OracleError
+from kafkarep.oracle.harness import OracleError, missing
 from kafkarep.output.itf import TraceFileError, read_trace, to_itf
 from kafkarep.output.steps import render
 from kafkarep.properties import Property
@@ -86,12 +86,17 @@ def load_counterexample(path: Path, model: Path | None) -> Loaded:
     if build is not None:  # Kafka's classes answered the trace's controller steps
         try:
             cfg = with_kafka_controller(cfg)
+            reason = missing()
+            if reason is not None:
+                raise OracleError(reason)
             for given in (build.kafka_jar, build.kafka_classes):
                 if given is not None and not given.exists():
                     raise OracleError(f"{given} does not exist")
         except (ModelError, OracleError) as error:
             raise UsageError(f"{path}: #meta.kafkarep.controller: {error}") from None
         kafka_controller.use(build)
+    elif meta.get("controller") == "rules" and cfg.options.controller == "kafka":
+        cfg = cfg._replace(options=cfg.options._replace(controller="kraft"))  # `--controller rules`
     clause = meta["property"]
     known = registry.by_name(cfg)  # the built-in properties and the model's own
     check = _clause(clause, known)

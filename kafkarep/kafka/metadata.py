@@ -198,9 +198,11 @@ class RuleOptions(NamedTuple):
         controller's, FENCED_LEADER_EPOCH or INVALID_UPDATE_VERSION otherwise, which the leader
         waits out; `ReplicationControlManager.validateAlterPartitionData` at 3.2.0 and 3.3.0).
     `disabled_guards`: named guards switched off, to seed bugs (models/mutations/).
-    `controller`: "kraft", or "zookeeper" for the ZooKeeper-era controller's elections (Kafka
-        Controller Internals, Apache wiki; `kafkarep.zookeeper.events`) in place of the KRaft
-        rules' broker events and elections.
+    `controller`: "kraft", "kafka" (Kafka's own classes answer, through the oracle harness:
+        `kafkarep.oracle.kafka_controller`), or "zookeeper" for the ZooKeeper-era controller's
+        elections (Kafka Controller Internals, Apache wiki; `kafkarep.zookeeper.events`) in place
+        of the KRaft rules' broker events and elections.
+    `metadata_version`: the metadata version the version-decided fields come from.
     """
 
     kafka_version: str = NEWEST
@@ -219,6 +221,7 @@ class RuleOptions(NamedTuple):
     epochs_ahead_answer: str = "not-controller"
     disabled_guards: frozenset[str] = EMPTY  # type: ignore[assignment]
     controller: str = "kraft"
+    metadata_version: str = "4.0"  # the one the fields above come from (`options_for_version`)
 
 
 METADATA_VERSIONS = ("3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0")
@@ -257,6 +260,7 @@ def options_for_version(
         completion_when_adding_in_isr=b.completion_when_adding_in_isr,
         replication_factor_change_check=b.replication_factor_change_check,
         unclean_shutdown_detection=b.unclean_shutdown_detection,
+        metadata_version=metadata_version,
     )
     return base._replace(**overrides)  # type: ignore[arg-type]
 

@@ -399,7 +399,9 @@ def _kafka_can_answer(version: str, elr: bool, options: RuleOptions, budget: Bud
         if field not in ("controller", "disabled_guards")
         and getattr(options, field) != getattr(kafka, field)
     ]
-    differ += sorted(options.disabled_guards & controller_guards())
+    # a guard switched off, or made to refuse every request (`refuse_guards`)
+    switched = {guard.removeprefix(REFUSED) for guard in options.disabled_guards}
+    differ += sorted(switched & controller_guards())
     if differ:
         raise ModelError(
             f'[rules] controller = "kafka" runs Kafka {options.kafka_version}\'s own classes, '

@@ -3,11 +3,12 @@
 Every controller step of such a model (AlterPartition, fence, unfence, registration, controlled
 shutdown, the elections, reassignment alter and cancel, and the completion that AlterPartition
 brings) is written as a conformance case (`case_of`) and answered by Kafka's classes through the
-oracle harness, at the model's release or from a user's build (`use_build`: a `kafka-metadata`
-jar, or classes compiled by `kafkarep kafka-patch`). The rules answer beside it. Where the two
-differ, the step is reported once, as a conformance case with Kafka's answer as its expectation,
-and the run goes on with Kafka's answer (`outcome_of`). Each process asks a step once: the
-model's controller caches every step's answer (`kafkarep.model.controller`).
+oracle harness, at the model's release or from a user's build (`use`: a `kafka-metadata` jar,
+or classes compiled by `kafkarep kafka-patch`). The rules answer beside it. Where the two differ,
+the step is reported once, as a conformance case with Kafka's answer as its expectation, and the
+run goes on with Kafka's answer (`outcome_of`). A step is asked once per run: the model's
+controller caches every step's answer in a process (`kafkarep.model.controller`), and the
+answers are kept in a folder the run's processes share (`use(answers=...)`).
 
 `record_steps` installs the audit instead (`kafkarep check --audit-controller`): the rules
 answer, and every distinct step is kept as a case, which `audit` asks of Kafka's classes after
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kafkarep.common.exit_codes import UsageError
 from kafkarep.kafka.errors import Error
 from kafkarep.kafka.metadata import (
     BrokerRegistration,
@@ -36,7 +38,6 @@ from kafkarep.kafka.metadata import (
     LeaderRecoveryState,
     PartitionChangeRecord,
     PartitionRegistration,
-    RuleOptions,
 )
 from kafkarep.model import controller
 from kafkarep.model.config import ModelConfig
@@ -67,16 +68,6 @@ class CaseError(Exception):
 # --- a step as a conformance case ----------------------------------------------------------
 
 
-def metadata_version(options: RuleOptions) -> str:
-    """The oldest metadata version the rule options stand for (the options keep only what a
-    version decides)."""
-    if not options.leader_recovery_supported:
-        return "3.1"
-    if options.leader_epoch_bump_on_isr_shrink:
-        return "3.5"
-    return "4.0" if options.unclean_shutdown_handling else "3.9"
-
-
 def case_of(name: str, metadata: ClusterMetadata, request: Any) -> dict[str, Any]:
     """The step in the conformance format (tests/data/conformance/FORMAT.md)."""
     options = metadata.options
@@ -85,7 +76,7 @@ def case_of(name: str, metadata: ClusterMetadata, request: Any) -> dict[str, Any
             "min_isr": metadata.topic.min_isr,
             "elr_enabled": options.elr_enabled,
             "unclean_leader_election": metadata.topic.unclean_leader_election,
-            "metadata_version": metadata_version(options),
+            "metadata_version": options.metadata_version,
             "use_last_known_leader": options.use_last_known_leader,
         },
         "brokers": {
@@ -146,13 +137,20 @@ def _action(name: str, request: Any, metadata: ClusterMetadata) -> dict[str, Any
 def outcome_of(kafka: dict[str, Any], metadata: ClusterMetadata) -> Outcome:
     """Kafka's answer (`harness.answer`) as the outcome the model commits."""
     if kafka["outcome"] == "rejected":
-        return Rejected(Error(kafka["error"]), KAFKA_GUARD)
+        return Rejected(_error(kafka["error"]), KAFKA_GUARD)
     brokers = _registry(metadata.brokers, kafka.get("brokers", {}))
     if kafka["outcome"] == "unchanged":
         return Unchanged(brokers)
     after = _registration(kafka["after"])
-    error = None if kafka.get("error") is None else Error(kafka["error"])
+    error = None if kafka.get("error") is None else _error(kafka["error"])
     return Changed(after, _record(metadata.partition, after), brokers, error)
+
+
+def _error(name: str) -> Error:
+    try:
+        return Error(name)
+    except ValueError:
+        raise OracleError(f"Kafka answered {name}, an error the model has no code for") from None
 
 
 def _registry(before: BrokerRegistry, changed: dict[str, dict[str, Any]]) -> BrokerRegistry | None:
@@ -193,6 +191,8 @@ def _record(before: PartitionRegistration, after: PartitionRegistration) -> Part
         for field in PartitionChangeRecord._fields
         if getattr(after, field) != getattr(before, field)
     }
+    if after.leader_epoch != before.leader_epoch:
+        fields["leader"] = after.leader  # a record with a leader bumps the epoch (`apply`)
     return PartitionChangeRecord(**fields)
 
 
@@ -214,10 +214,13 @@ class Disagreement(NamedTuple):
 class KafkaController:
     """Kafka's classes answering one release's steps in this process."""
 
-    def __init__(self, release: str, build: Build, report: Path | None) -> None:
+    def __init__(
+        self, release: str, build: Build, report: Path | None, answers: Path | None = None
+    ) -> None:
         self.release = release
         self.build = build
         self.report = report  # where disagreements are written, one file per step
+        self.answers = answers  # Kafka's answers, one file per step, shared by the processes
         self.oracle: Oracle | None = None
         self.asked = 0
         self.seconds = 0.0
@@ -239,18 +242,33 @@ class KafkaController:
     def answer(self, name: str, metadata: ClusterMetadata, request: Any, rules: Outcome) -> Outcome:
         case = case_of(name, metadata, request)
         mine = _checked_answer(case, metadata, rules)
-        (kafka,) = self.ask([case])
+        kafka = self._kafka_answer(case)
         if kafka is None:
             raise OracleError(f"Kafka {self.release} cannot express the step {case['id']}")
-        differences = conformance.compare(kafka, mine)
+        differences = _differences(kafka, mine, metadata.brokers)
         if not differences:
             return rules
-        self.disagree(Disagreement({**case, "expect": kafka}, _shown(differences)))
+        shown = _shown(differences)
+        self.disagree(Disagreement({**case, "note": "; ".join(shown), "expect": kafka}, shown))
         return outcome_of(kafka, metadata)
+
+    def _kafka_answer(self, case: dict[str, Any]) -> dict[str, Any] | None:
+        """Kafka's answer to a case: another process's, when it asked first in this run."""
+        known = None if self.answers is None else self.answers / f"{case['id']}.json"
+        if known is not None and known.exists():
+            try:
+                answer: dict[str, Any] | None = json.loads(known.read_text())["kafka"]
+                return answer
+            except (OSError, ValueError, KeyError):
+                pass  # being written: ask
+        (kafka,) = self.ask([case])
+        if self.answers is not None:
+            _write_once(self.answers, case["id"], {"case": case, "kafka": kafka})
+        return kafka
 
     def disagree(self, found: Disagreement) -> None:
         """Report a step where the rules and Kafka differ, once across the run's processes."""
-        if self.report is None or _write_once(self.report, found.case["id"], found._asdict()):
+        if self.report is None or _write_once(self.report, found.case["id"], found.case):
             print(
                 f"controller: the rules and Kafka {self.release} differ on {found.case['id']}: "
                 + "; ".join(found.differences),
@@ -287,6 +305,30 @@ def _checked_answer(
     return mine
 
 
+def _differences(
+    kafka: dict[str, Any], rules: dict[str, Any], before: BrokerRegistry
+) -> tuple[conformance.Mismatch, ...]:
+    """Every field where Kafka's answer and the rules' differ: `compare` for the outcome, the
+    error and the registration after (both full), and each broker's registration after the step
+    (an answer names only what its records change; the registries after are compared whole)."""
+    found = [m for m in conformance.compare(kafka, rules) if not m.field.startswith("brokers.")]
+    if "rejected" in (kafka["outcome"], rules["outcome"]):
+        return tuple(found)
+    theirs = _registry(before, kafka.get("brokers", {})) or before
+    mine = _registry(before, rules.get("brokers", {})) or before
+    for broker in sorted(set(theirs.ids()) | set(mine.ids())):
+        a, b = theirs.get(broker), mine.get(broker)
+        for field in BrokerRegistration._fields:
+            if getattr(a, field) != getattr(b, field):
+                where = f"brokers.{broker}.{field}"
+                found.append(
+                    conformance.Mismatch(
+                        where, json.dumps(getattr(a, field)), json.dumps(getattr(b, field))
+                    )
+                )
+    return tuple(found)
+
+
 def _shown(differences: Iterable[conformance.Mismatch]) -> tuple[str, ...]:
     return tuple(f"{m.field}: Kafka {m.expected}, the rules {m.got}" for m in differences)
 
@@ -304,22 +346,26 @@ def _write_once(folder: Path, name: str, content: dict[str, Any]) -> bool:
 
 _BUILD = [Build()]
 _REPORT: list[Path | None] = [None]
+_ANSWERS: list[Path | None] = [None]
 _CONTROLLERS: dict[tuple[int, str], KafkaController] = {}
 
 
-def use(build: Build = Build(), report: Path | None = None) -> None:
-    """Kafka's classes for this run's `controller = "kafka"` models, and the folder where
-    disagreements go (None: printed only)."""
+def use(build: Build = Build(), report: Path | None = None, answers: Path | None = None) -> None:
+    """Kafka's classes for this run's `controller = "kafka"` models, the folder where
+    disagreements go (None: printed only), and the folder where Kafka's answers are kept, so
+    that the run's processes ask each step once between them (None: once each)."""
     close()
+    controller.forget()  # no answer of another model's run, or of other classes, is reused
     _BUILD[0] = build
     _REPORT[0] = report
+    _ANSWERS[0] = answers
 
 
 def trace_meta(cfg: ModelConfig) -> dict[str, Any]:
     """What a trace's `#meta.kafkarep` says of a Kafka-answered run, so that `kafkarep replay`
     and `reproduce` answer its steps with the same classes."""
     if cfg.options.controller != "kafka":
-        return {}
+        return {"controller": "rules"}
     jar, classes = _BUILD[0]
     return {
         "controller": "kafka",
@@ -329,7 +375,8 @@ def trace_meta(cfg: ModelConfig) -> dict[str, Any]:
 
 
 def from_trace_meta(meta: dict[str, Any]) -> Build | None:
-    """The build a trace's steps were answered by (None: the rules answered)."""
+    """The build a trace's steps were answered by (None: the rules answered, or the trace does
+    not say)."""
     if meta.get("controller") != "kafka":
         return None
     jar, classes = meta.get("kafka_jar"), meta.get("kafka_classes")
@@ -341,7 +388,7 @@ def current(release: str) -> KafkaController:
     key = (os.getpid(), release)
     found = _CONTROLLERS.get(key)
     if found is None:
-        found = _CONTROLLERS[key] = KafkaController(release, _BUILD[0], _REPORT[0])
+        found = _CONTROLLERS[key] = KafkaController(release, _BUILD[0], _REPORT[0], _ANSWERS[0])
     return found
 
 
@@ -351,7 +398,10 @@ def close() -> None:
 
 
 def _answer_step(name: str, metadata: ClusterMetadata, request: Any, rules: Outcome) -> Outcome:
-    return current(metadata.options.kafka_version).answer(name, metadata, request, rules)
+    try:
+        return current(metadata.options.kafka_version).answer(name, metadata, request, rules)
+    except OracleError as error:  # Kafka's classes cannot answer: the user's build or machine
+        raise UsageError(f"Kafka's controller classes: {error}") from None
 
 
 controller.HOOKS["kafka"] = _answer_step
@@ -388,6 +438,8 @@ class Audit(NamedTuple):
 def audit(folder: Path, release: str, build: Build = Build()) -> Audit:
     """Ask Kafka's classes every step kept in `folder`; compare with the rules' answers."""
     steps = [json.loads(f.read_text()) for f in sorted(folder.glob("*.json"))]
+    if not steps:
+        return Audit(0, 0, 0, (), 0.0)
     kafka = KafkaController(release, build, None)
     try:
         answers = kafka.ask(step["case"] for step in steps)
@@ -399,9 +451,11 @@ def audit(folder: Path, release: str, build: Build = Build()) -> Audit:
         if answer is None:
             unsupported += 1
             continue
-        differences = conformance.compare(answer, step["rules"])
+        before = conformance.case_metadata(step["case"], release).brokers
+        differences = _differences(answer, step["rules"], before)
         if differences:
-            case = {**step["case"], "expect": answer}
-            disagreements.append(Disagreement(case, _shown(differences)))
+            shown = _shown(differences)
+            case = {**step["case"], "note": "; ".join(shown), "expect": answer}
+            disagreements.append(Disagreement(case, shown))
     agreed = len(steps) - unsupported - len(disagreements)
     return Audit(len(steps), agreed, unsupported, tuple(disagreements), kafka.seconds)
