@@ -65,14 +65,17 @@ def patched(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @needs_java
 def test_kafka_answers_with_the_rules_states_and_verdicts(tmp_path: Path) -> None:
-    code, report = check(tmp_path, "--controller", "kafka", str(FINDING))
+    """Kafka 4.1.0's own classes answer fenced_leader_kafka_4_1 as the rules do: its pinned
+    count and verdict, every step asked once between the two workers, none that differs. (The
+    makeLeader finding is checked so by .ci/run, every non-slow model by .ci/nightly.)"""
+    code, report = check(tmp_path, "--controller", "kafka", str(FENCED_LEADER))
     assert code == 0, report["problems"]
-    assert report["distinct_states"] == 61762  # the rules' pin
-    assert report["controller"] == "Kafka 4.4.0's classes"
+    assert report["distinct_states"] == 5588  # the rules' pin
+    assert report["controller"] == "Kafka 4.1.0's classes"
     assert report["controller_disagreements"] == 0
-    assert report["controller_steps"] == 43  # asked once between the two workers
-    answers = sorted((tmp_path / "controller-answers" / FINDING.stem).glob("*.json"))
-    assert len(answers) == 43
+    assert report["controller_steps"] == STEPS  # the audit's count of the same search
+    answers = sorted((tmp_path / "controller-answers" / FENCED_LEADER.stem).glob("*.json"))
+    assert len(answers) == STEPS
 
 
 @needs_java
