@@ -177,3 +177,40 @@ def test_bad_input_is_one_line_and_exit_2(
     assert main(["reproduce", *given]) == BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+class HeldFetcher:
+    """A Driving whose follower 3 is held at its own fetch response (to a fetch sent before the
+    set-up stopped it), so that its next fetch reaches the leader only once that one goes."""
+
+    def __init__(self) -> None:
+        self.passed: list[tuple[int, str]] = []
+        self.recorded = self
+
+    def last_seq(self, broker: int) -> int:
+        return 0
+
+    def broker_view(self, broker: int) -> dict[str, Any]:
+        return {}
+
+    def pass_one(self, node: int, point: str, **_: Any) -> dict[str, Any]:
+        if point == "fetch" and (3, "fetch_response") not in self.passed:
+            raise steps.NotReady("no thread of broker 1 held at fetch")
+        self.passed.append((node, point))
+        return {"fetch_offset": 0}
+
+    def await_event(self, *_: Any, **__: Any) -> Any:
+        return {"proposed_isr": [1, 2, 3]}
+
+
+def test_a_fetch_behind_a_response_from_before_the_trace(finding_trace: Path) -> None:
+    """Step 12, broker 3's fetch: its fetcher is held at a response to a fetch from before the
+    trace (the model has none pending); that response goes first, then the fetch."""
+    trace = load_counterexample(finding_trace, None).trace
+    step = trace.steps[11]
+    assert step.action == Action("fetch", 3, None) and step.before.broker(3).fetch_response is None
+    driving = HeldFetcher()
+    did = steps.fetch(driving, step.action, step.before, step.after)  # type: ignore[arg-type]
+    assert driving.passed == [(3, "fetch_response"), (1, "fetch")]
+    assert "broker 3 first took a response to a fetch from before the trace" in did
+    assert did.endswith("proposed ISR [1, 2, 3]")
