@@ -90,13 +90,13 @@ def case_of(name: str, metadata: ClusterMetadata, request: Any) -> dict[str, Any
             for broker, r in metadata.brokers.entries
         },
         "before": conformance.registration_dict(metadata.partition),
-        "action": _action(name, request, metadata),
+        "action": _action(name, request),
     }
     digest = hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()[:16]
     return {"id": f"{name}-{digest}", **case}
 
 
-def _action(name: str, request: Any, metadata: ClusterMetadata) -> dict[str, Any]:
+def _action(name: str, request: Any) -> dict[str, Any]:
     if isinstance(request, AlterPartitionRequest):
         return {
             "type": "alter_partition",

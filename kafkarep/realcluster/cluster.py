@@ -161,6 +161,15 @@ def _one_line(text: str) -> str:
     return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
+def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll `check` every 0.2 s until it holds; a TimeoutError saying `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not {what} after {timeout}s")
+        time.sleep(0.2)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))

@@ -20,12 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkarep.realcluster import gate
-from kafkarep.realcluster.cluster import KAFKA_VERSION, Cluster
+from kafkarep.realcluster.cluster import KAFKA_VERSION, Cluster, wait_until
 from kafkarep.reproduce.recorded import Recorded
 from tests.helpers import ROOT
 
@@ -57,14 +56,6 @@ class Brokers(Recorded):
     def log_end(self, broker: int) -> int:
         kinds = ("append_follower", "append_leader", "make_leader", "make_follower")
         return max((e["log_end_offset"] for e in self.about(broker, *kinds)), default=0)
-
-
-def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not {what} after {timeout}s")
-        time.sleep(0.2)
 
 
 def reproduce(cluster: Cluster, gate_dir: Path) -> Reproduction:

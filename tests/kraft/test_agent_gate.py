@@ -17,7 +17,6 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ import pytest
 from kafkarep.broker_trace.events import AgentEvent, of_kind, read_events
 from kafkarep.kafka.jars import KAFKA_VERSION, fetch_kafka
 from kafkarep.realcluster import gate
-from kafkarep.realcluster.cluster import Cluster
+from kafkarep.realcluster.cluster import Cluster, wait_until
 from kafkarep.reproduce.recorded import Recorded
 from tests.helpers import ROOT
 from tests.kraft.conftest import MISSING
@@ -42,14 +41,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(MISSING is not None, reason=f"no agent: {MISSING}"),
 ]
-
-
-def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not {what} after {timeout}s")
-        time.sleep(0.2)
 
 
 def released(events: list[AgentEvent], hold: int) -> list[AgentEvent]:
