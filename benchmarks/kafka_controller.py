@@ -7,8 +7,8 @@ with one worker.
 
 Prints per run the wall seconds (the harness's JVM start included) and the distinct states, checks
 that both found the same states, and prints the median ratio Kafka/rules, the number of distinct
-controller steps Kafka answered and the harness's share of the Kafka run's time (asking and
-waiting for its answers).
+controller steps Kafka answered, the batches they were asked in, and the harness's share of the
+Kafka run's time (asking and waiting for its answers).
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ result = Explorer(cfg, properties.select(cfg.check.properties), workers=1,
                   stop_when_found=[n for n, _ in cfg.expect.violates]).run()
 wall = time.monotonic() - began
 asked = sum(c.asked for c in kafka_controller._CONTROLLERS.values())
+batches = sum(c.batches for c in kafka_controller._CONTROLLERS.values())
 harness = sum(c.seconds for c in kafka_controller._CONTROLLERS.values())
 kafka_controller.close()
 print(json.dumps({"distinct": result.distinct_states, "wall": wall, "asked": asked,
-                  "harness": harness}))
+                  "batches": batches, "harness": harness}))
 """
 
 
@@ -54,7 +55,7 @@ def main() -> int:
     parser.add_argument("model", nargs="?", default="models/kip966_small.toml")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    ratios, asked, shares = [], [], []
+    ratios, asked, batches, shares = [], [], [], []
     for round_ in range(1, args.rounds + 1):
         order = ("rules", "kafka") if round_ % 2 else ("kafka", "rules")
         runs = {controller: run(args.model, controller) for controller in order}
@@ -64,16 +65,19 @@ def main() -> int:
             return 1
         ratios.append(kafka["wall"] / rules["wall"])
         asked.append(kafka["asked"])
+        batches.append(kafka["batches"])
         shares.append(kafka["harness"] / kafka["wall"])
         print(
             f"round {round_}: {rules['distinct']:,.0f} states; rules {rules['wall']:.1f}s, "
-            f"Kafka {kafka['wall']:.1f}s ({kafka['asked']:.0f} steps asked, harness "
-            f"{kafka['harness']:.2f}s); ratio {ratios[-1]:.2f}",
+            f"Kafka {kafka['wall']:.1f}s ({kafka['asked']:.0f} steps asked in "
+            f"{kafka['batches']:.0f} batches, harness {kafka['harness']:.2f}s); "
+            f"ratio {ratios[-1]:.2f}",
             flush=True,
         )
     print(
         f"{args.model}: Kafka-answered / rules = {statistics.median(ratios):.2f} (median of "
-        f"{args.rounds}); {statistics.median(asked):.0f} distinct controller steps; the harness "
+        f"{args.rounds}); {statistics.median(asked):.0f} distinct controller steps in "
+        f"{statistics.median(batches):.0f} batches; the harness "
         f"{100 * statistics.median(shares):.1f}% of the Kafka run"
     )
     return 0

@@ -66,7 +66,8 @@ def patched(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @needs_java
 def test_kafka_answers_with_the_rules_states_and_verdicts(tmp_path: Path) -> None:
     """Kafka 4.1.0's own classes answer fenced_leader_kafka_4_1 as the rules do: its pinned
-    count and verdict, every step asked once between the two workers, none that differs. (The
+    count and verdict, every step asked once between the two workers and in batches, none that
+    differs. (The
     makeLeader finding is checked so by .ci/run, every non-slow model by .ci/nightly.)"""
     code, report = check(tmp_path, "--controller", "kafka", str(FENCED_LEADER))
     assert code == 0, report["problems"]
@@ -74,6 +75,7 @@ def test_kafka_answers_with_the_rules_states_and_verdicts(tmp_path: Path) -> Non
     assert report["controller"] == "Kafka 4.1.0's classes"
     assert report["controller_disagreements"] == 0
     assert report["controller_steps"] == STEPS  # the audit's count of the same search
+    assert 0 < report["controller_batches"] < STEPS // 5  # asked in batches, a worker's each
     answers = sorted((tmp_path / "controller-answers" / FENCED_LEADER.stem).glob("*.json"))
     assert len(answers) == STEPS
 

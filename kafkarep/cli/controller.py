@@ -142,7 +142,9 @@ class ControllerRun:
             kafka_controller.record_steps(None)
             kafka_controller.close()
         if cfg.options.controller == "kafka":
-            extra["controller_steps"] = len(list(answers.glob("*.json")))
+            extra["controller_steps"], extra["controller_batches"] = kafka_controller.answered(
+                answers
+            )
             found = sorted(differ.glob("*.json"))
             extra["controller_disagreements"] = len(found)
             if found:

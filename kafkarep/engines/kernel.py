@@ -240,6 +240,16 @@ class Expander:
             return after, after_parts, fingerprint(canonical(self.cfg, after))
         return after, after_parts, combine(after_parts)
 
+    def watched(self) -> tuple[dict[str, int], list[Any], int]:
+        """What expanding a state may change here: the `sometimes` hits, the properties still
+        pending, the independence claims counted (`rewind` restores them)."""
+        return dict(self.hits), self.pending, self.claims
+
+    def rewind(self, watched: tuple[dict[str, int], list[Any], int]) -> None:
+        """Forget an expansion that was not the model's (`controller_batches`)."""
+        hits, self.pending, self.claims = watched
+        self.hits = dict(hits)
+
     def kept_awake(self) -> frozenset[str]:
         """The families whose steps are never skipped while these `sometimes` properties are
         pending. None for a property that reads only the state after the step (every step into

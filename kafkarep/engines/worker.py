@@ -13,15 +13,17 @@ import pickle
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from kafkarep.common.failpoints import reach
+from kafkarep.engines.controller_batches import in_batches
 from kafkarep.engines.frontier import Entry, Frontier, dumps, loads
 from kafkarep.engines.graph import save_steps
 from kafkarep.engines.kernel import ACTION_BITS, Expander, Judge, Sleep, StateCheck, StepCheck
 from kafkarep.engines.seen import contains_sorted
+from kafkarep.model import controller
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, digests
 from kafkarep.model.reduction import reduce
@@ -101,9 +103,12 @@ class Worker:
         # are alive (2-3x), so it is off while a level expands.
         enabled = gc.isenabled()
         gc.disable()
+        # Kafka's classes answer the controller steps in batches (controller_batches.py).
+        controller.collect(self.cfg.options.controller == "kafka")
         try:
             return self._expand(seen, deadline, reached, steps)
         finally:
+            controller.collect(False)
             if enabled:
                 gc.enable()
 
@@ -150,17 +155,27 @@ class Worker:
         step_keys: list[int] = []
         step_fps: list[int] = []
         step_units: list[int] = []
-        for local, (state, parent_parts, asleep) in enumerate(self.frontier):
-            count = len(batch)
+
+        def expand_one(local: int, entry: Entry) -> Iterable[Any]:
+            state, parent_parts, asleep = entry
             base = positions[local] << ACTION_BITS
             if por:
-                for key, _, after, parts, fp, sleep in asleep_successors(
-                    state, parent_parts, base, asleep
-                ):
+                return asleep_successors(state, parent_parts, base, asleep)
+            return successors(state, parent_parts, base)
+
+        expansions: Iterable[tuple[int, Iterable[Any]]]
+        if self.cfg.options.controller == "kafka":
+            expansions = in_batches(self.frontier, expand_one, expander)
+        else:
+            expansions = ((local, expand_one(local, e)) for local, e in enumerate(self.frontier))
+        for local, produced in expansions:
+            count = len(batch)
+            if por:
+                for key, _, after, parts, fp, sleep in produced:
                     batch_fp.append(fp)
                     batch.append((fp, key, after, parts, sleep))
             else:
-                for key, action, after, parts, fp in successors(state, parent_parts, base):
+                for key, action, after, parts, fp in produced:
                     batch_fp.append(fp)
                     batch.append((fp, key, after, parts, None))
                     if steps is not None:

@@ -38,17 +38,60 @@ def metadata(state: ClusterState, cfg: ModelConfig) -> ClusterMetadata:
 # `kafka_controller`, a layer above the model's; forked workers inherit them.
 StepHook = Callable[[str, ClusterMetadata, Any, Outcome], Outcome]
 HOOKS: dict[str, StepHook] = {}
+# "kafka" again: asks every step `Unanswered` raised for since the last call, in one batch, and
+# says how many it asked.
+ASKERS: dict[str, Callable[[], int]] = {}
 
 
 class NoKafkaController(Exception):
     """A `controller = "kafka"` step with no Kafka answerer installed."""
 
 
+class Unanswered(Exception):
+    """Raised by the "kafka" hook while steps are `collected` and the step's answer is not known
+    yet: it is kept to be asked in the batch, and the rules' outcome stands in meanwhile."""
+
+    def __init__(self, provisional: Outcome) -> None:
+        super().__init__("a controller step to ask in the next batch")
+        self.provisional = provisional
+
+
+class _Collecting:
+    def __init__(self) -> None:
+        self.on = False
+        self.unanswered = 0  # steps met since `collect` began whose answer stood in
+
+
+_COLLECTING = _Collecting()
+
+
+def collect(on: bool) -> None:
+    """Turn batching on or off in this process (the explorer's workers, docs/oracle.md)."""
+    _COLLECTING.on = on
+    _COLLECTING.unanswered = 0
+
+
+def collecting() -> bool:
+    return _COLLECTING.on
+
+
+def unanswered() -> int:
+    """How many steps have stood in provisionally since `collect` began: a successor computed
+    while this grew is not the model's and is computed again after `ask_unanswered`."""
+    return _COLLECTING.unanswered
+
+
+def ask_unanswered() -> int:
+    """Ask the steps met without an answer, in one batch: how many were asked."""
+    asker = ASKERS.get("kafka")
+    return 0 if asker is None else asker()
+
+
 def _cached(name: str, rule: Callable[[ClusterMetadata, Any], Outcome]) -> Callable[..., Outcome]:
     """The rule, once per distinct step in a process, answered by Kafka's classes where the
-    model says so."""
+    model says so. A provisional answer (`Unanswered`) is never cached."""
 
-    def step(metadata: ClusterMetadata, request: Any) -> Outcome:
+    def answered(metadata: ClusterMetadata, request: Any) -> Outcome:
         outcome = rule(metadata, request)
         audit = HOOKS.get("audit")
         if audit is not None:
@@ -63,7 +106,20 @@ def _cached(name: str, rule: Callable[[ClusterMetadata, Any], Outcome]) -> Calla
             )
         return kafka(name, metadata, request, outcome)
 
-    return lru_cache(maxsize=1 << 16)(step)
+    cached = lru_cache(maxsize=1 << 16)(answered)
+    _CACHES.append(cached)
+
+    def step(metadata: ClusterMetadata, request: Any) -> Outcome:
+        try:
+            return cached(metadata, request)
+        except Unanswered as unknown:
+            _COLLECTING.unanswered += 1
+            return unknown.provisional
+
+    return step
+
+
+_CACHES: list[Any] = []  # each rule's cache (`forget`)
 
 
 def _by_controller(
@@ -94,21 +150,10 @@ register_broker = _cached(
 )
 
 
-CACHED = (
-    alter_partition,
-    alter_reassignment,
-    elect_leaders,
-    fence_broker,
-    unfence_broker,
-    controlled_shutdown,
-    register_broker,
-)
-
-
 def forget() -> None:
     """Drop the cached results (a test that changes a rule in a running process)."""
-    for rule in CACHED:
-        rule.cache_clear()  # type: ignore[attr-defined]
+    for cache in _CACHES:
+        cache.cache_clear()
 
 
 def commit(cfg: ModelConfig, state: ClusterState, outcome: Outcome) -> ClusterState:

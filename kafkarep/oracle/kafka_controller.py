@@ -6,9 +6,13 @@ brings) is written as a conformance case (`case_of`) and answered by Kafka's cla
 oracle harness, at the model's release or from a user's build (`use`: a `kafka-metadata` jar,
 or classes compiled by `kafkarep kafka-patch`). The rules answer beside it. Where the two differ,
 the step is reported once, as a conformance case with Kafka's answer as its expectation, and the
-run goes on with Kafka's answer (`outcome_of`). A step is asked once per run: the model's
-controller caches every step's answer in a process (`kafkarep.model.controller`), and the
-answers are kept in a folder the run's processes share (`use(answers=...)`).
+run goes on with Kafka's answer (`outcome_of`).
+
+A step is asked once per run: Kafka's answers are kept by case in a process, and in a folder the
+run's processes share (`use(answers=...)`). The explorer's workers ask in batches: while they
+collect (`kafkarep.model.controller.collect`), a step with no answer yet waits in `pending` and
+the rules' outcome stands in; the worker asks the waiting steps of a chunk of states in one
+batch (`ask_pending`) and expands those states again (`kafkarep.engines.controller_batches`).
 
 `record_steps` installs the audit instead (`kafkarep check --audit-controller`): the rules
 answer, and every distinct step is kept as a case, which `audit` asks of Kafka's classes after
@@ -222,7 +226,10 @@ class KafkaController:
         self.report = report  # where disagreements are written, one file per step
         self.answers = answers  # Kafka's answers, one file per step, shared by the processes
         self.oracle: Oracle | None = None
+        self.known: dict[str, dict[str, Any] | None] = {}  # Kafka's answers, by case id
+        self.pending: dict[str, dict[str, Any]] = {}  # cases waiting for the next batch
         self.asked = 0
+        self.batches = 0
         self.seconds = 0.0
 
     def ask(self, cases: Iterable[dict[str, Any]]) -> list[dict[str, Any] | None]:
@@ -242,7 +249,7 @@ class KafkaController:
     def answer(self, name: str, metadata: ClusterMetadata, request: Any, rules: Outcome) -> Outcome:
         case = case_of(name, metadata, request)
         mine = _checked_answer(case, metadata, rules)
-        kafka = self._kafka_answer(case)
+        kafka = self._kafka_answer(case, rules)
         if kafka is None:
             raise OracleError(f"Kafka {self.release} cannot express the step {case['id']}")
         differences = _differences(kafka, mine, metadata.brokers)
@@ -252,19 +259,45 @@ class KafkaController:
         self.disagree(Disagreement({**case, "note": "; ".join(shown), "expect": kafka}, shown))
         return outcome_of(kafka, metadata)
 
-    def _kafka_answer(self, case: dict[str, Any]) -> dict[str, Any] | None:
-        """Kafka's answer to a case: another process's, when it asked first in this run."""
-        known = None if self.answers is None else self.answers / f"{case['id']}.json"
-        if known is not None and known.exists():
-            try:
-                answer: dict[str, Any] | None = json.loads(known.read_text())["kafka"]
-                return answer
-            except (OSError, ValueError, KeyError):
-                pass  # being written: ask
-        (kafka,) = self.ask([case])
-        if self.answers is not None:
-            _write_once(self.answers, case["id"], {"case": case, "kafka": kafka})
-        return kafka
+    def _kafka_answer(self, case: dict[str, Any], rules: Outcome) -> dict[str, Any] | None:
+        """Kafka's answer to a case: known in this process, or another process's when it asked
+        first in this run. While the explorer collects steps, an unknown one waits for the
+        batch (`controller.Unanswered`); else it is asked alone."""
+        key = case["id"]
+        if key not in self.known and not self._shared(key):
+            if controller.collecting():
+                self.pending[key] = case
+                raise controller.Unanswered(rules)
+            self.pending[key] = case
+            self.ask_pending()
+        return self.known[key]
+
+    def _shared(self, key: str) -> bool:
+        """Whether another process of the run has kept the answer (now known here too)."""
+        kept = None if self.answers is None else self.answers / f"{key}.json"
+        if kept is None or not kept.exists():
+            return False
+        try:
+            self.known[key] = json.loads(kept.read_text())["kafka"]
+        except (OSError, ValueError, KeyError):
+            return False  # being written: ask
+        return True
+
+    def ask_pending(self) -> int:
+        """Ask every step waiting for an answer in one batch (less those another process has
+        answered meanwhile): how many steps were waiting."""
+        waiting = list(self.pending.values())
+        self.pending.clear()
+        cases = [case for case in waiting if not self._shared(case["id"])]
+        if cases:
+            self.batches += 1
+            batch = f"{os.getpid()}-{self.batches}"  # which batch asked it, for the summary
+            for case, kafka in zip(cases, self.ask(cases), strict=True):
+                self.known[case["id"]] = kafka
+                if self.answers is not None:
+                    kept = {"case": case, "kafka": kafka, "batch": batch}
+                    _write_once(self.answers, case["id"], kept)
+        return len(waiting)
 
     def disagree(self, found: Disagreement) -> None:
         """Report a step where the rules and Kafka differ, once across the run's processes."""
@@ -361,6 +394,13 @@ def use(build: Build = Build(), report: Path | None = None, answers: Path | None
     _ANSWERS[0] = answers
 
 
+def answered(answers: Path) -> tuple[int, int]:
+    """The distinct steps Kafka's classes answered in a run (`use(answers=...)`), and in how
+    many batches."""
+    steps = [json.loads(f.read_text()) for f in answers.glob("*.json")]
+    return len(steps), len({step.get("batch") for step in steps})
+
+
 def trace_meta(cfg: ModelConfig) -> dict[str, Any]:
     """What a trace's `#meta.kafkarep` says of a Kafka-answered run, so that `kafkarep replay`
     and `reproduce` answer its steps with the same classes."""
@@ -404,7 +444,17 @@ def _answer_step(name: str, metadata: ClusterMetadata, request: Any, rules: Outc
         raise UsageError(f"Kafka's controller classes: {error}") from None
 
 
+def _ask_unanswered() -> int:
+    """This process's waiting steps, each release's in one batch."""
+    mine = [c for (pid, _), c in _CONTROLLERS.items() if pid == os.getpid()]
+    try:
+        return sum(kafka.ask_pending() for kafka in mine)
+    except OracleError as error:
+        raise UsageError(f"Kafka's controller classes: {error}") from None
+
+
 controller.HOOKS["kafka"] = _answer_step
+controller.ASKERS["kafka"] = _ask_unanswered
 
 
 # --- the audit -------------------------------------------------------------------------------
