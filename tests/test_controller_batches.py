@@ -107,6 +107,32 @@ def test_a_state_met_unanswered_is_expanded_again_in_order(
     assert asked == [1] and expander.hits == {}
 
 
+def test_a_witness_is_the_one_found_when_each_step_is_asked_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seeded: a `sometimes` property reached from the second state, whose first expansion meets
+    a step with no answer, and from the third, whose steps are known. Asked alone, the second
+    state's step is the witness; so it is in batches (the third is only collected until the
+    second's step is answered)."""
+    cfg = load_model(FENCED_LEADER)
+    expander = Expander(cfg, [("reached", lambda *_: False)])
+    monkeypatch.setitem(controller.ASKERS, "kafka", lambda: 1)
+    answered = {"b": False}
+
+    def expand(local: int, entry: str) -> Iterator[str]:
+        if entry == "b" and not answered["b"]:
+            controller._COLLECTING.unanswered += 1
+            answered["b"] = True
+        if entry in ("b", "c") and expander.pending:  # as `Expander._watch` does
+            expander.hits["reached"] = local
+            expander.pending = []
+        return iter([entry])
+
+    out = list(controller_batches.in_batches(["a", "b", "c"], expand, expander))
+    assert out == [(0, ["a"]), (1, ["b"]), (2, ["c"])]
+    assert expander.hits == {"reached": 1}
+
+
 def test_a_step_no_batch_answers_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     expander = Expander(load_model(FENCED_LEADER), ())
     monkeypatch.setitem(controller.ASKERS, "kafka", lambda: 0)
@@ -115,7 +141,7 @@ def test_a_step_no_batch_answers_stops_the_search(monkeypatch: pytest.MonkeyPatc
         controller._COLLECTING.unanswered += 1
         return iter([entry])
 
-    with pytest.raises(controller_batches.BatchError, match="1 state"):
+    with pytest.raises(controller_batches.BatchError, match="no batch answers"):
         list(controller_batches.in_batches(["a"], expand, expander))
 
 
@@ -145,5 +171,6 @@ def test_a_provisional_answer_is_never_cached(monkeypatch: pytest.MonkeyPatch) -
     finally:
         controller.collect(False)
         kafka_controller.close()
+        controller.forget()  # the seeded answers stay out of later tests
     assert isinstance(first, Changed)  # the rules': broker 1 leaves the ISR
     assert second == Rejected(Error.INVALID_REQUEST, kafka_controller.KAFKA_GUARD)

@@ -4,9 +4,11 @@
 The worker takes its frontier a chunk at a time. A state whose expansion met a controller step
 with no answer yet (the rules' outcome stood in for it, `kafkarep.model.controller.Unanswered`)
 is not the model's: its successors are dropped and what its steps told the `sometimes`
-properties is rewound. Once the chunk is done, the steps met are asked in one batch and those
-states expanded again, until none is left. The chunk's expansions come out in frontier order, so
-the search keeps the states, keys and traces it has when each step is asked alone.
+properties is rewound, and so for every later state of the chunk, which is expanded only to
+collect the steps it meets. Then the steps met are asked in one batch and the chunk resumes at
+the state set aside. Every expansion that counts is made in frontier order with every step
+answered, so the search keeps the states, keys, traces and `sometimes` witnesses it has when each
+step is asked alone.
 """
 
 from __future__ import annotations
@@ -47,21 +49,25 @@ def in_batches(
 def _answered(
     held: list[tuple[int, Entry]], expand: Callable[[int, Entry], Iterable[Any]], expander: Expander
 ) -> Iterator[tuple[int, list[Any]]]:
-    done: list[list[Any] | None] = [None] * len(held)
-    todo = list(range(len(held)))
-    while todo:
-        again = []
-        for i in todo:
+    """The chunk's expansions, each final once every step before it in the chunk was answered:
+    from the first state that meets a step with no answer, the rest of the chunk is expanded
+    only to collect its steps (and rewound), and the search resumes at that state after the
+    batch. So the `sometimes` hits, the properties pending and the claims counted follow the
+    order they follow when each step is asked alone."""
+    done: list[list[Any]] = []
+    while len(done) < len(held):
+        set_aside = False
+        for i in range(len(done), len(held)):
             before, watched = controller.unanswered(), expander.watched()
+            expander.answered_mark = before
             produced = list(expand(*held[i]))
-            if controller.unanswered() == before:
-                done[i] = produced
-            else:
-                expander.rewind(watched)
-                again.append(i)
-        if again and controller.ask_unanswered() == 0:
-            raise BatchError(f"{len(again)} state(s) met controller steps no batch answers")
-        todo = again
+            if not set_aside and controller.unanswered() == before:
+                done.append(produced)
+                continue
+            expander.rewind(watched)
+            set_aside = True
+        expander.answered_mark = -1
+        if set_aside and controller.ask_unanswered() == 0:
+            raise BatchError(f"states met controller steps no batch answers ({held[len(done)][0]})")
     for (local, _), successors in zip(held, done, strict=True):
-        assert successors is not None
         yield local, successors

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from kafkarep import properties as registry
 from kafkarep.engines.results import Discovery, Exploration, Limits, Progress
 from kafkarep.engines.seen import collision_probability
+from kafkarep.model import controller
 from kafkarep.model.actions import Action, active
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.encoding import Digests, combine, digests, fingerprint
@@ -166,6 +167,9 @@ class Expander:
         self._awake: frozenset[str] = frozenset()
         self.claims = 0  # independence claims since the last audit
         self.audit_every = int(os.environ.get("KAFKAREP_POR_AUDIT") or AUDIT_EVERY)
+        # While Kafka's answers are collected (controller_batches.py): the count of steps that
+        # stood in provisionally when this state's expansion began (-1: none are collected).
+        self.answered_mark = -1
 
     def key(self, state: ClusterState, parts: Digests) -> int:
         """The fingerprint a search knows the state by."""
@@ -243,7 +247,7 @@ class Expander:
     def watched(self) -> tuple[dict[str, int], list[Any], int]:
         """What expanding a state may change here: the `sometimes` hits, the properties still
         pending, the independence claims counted (`rewind` restores them)."""
-        return dict(self.hits), self.pending, self.claims
+        return dict(self.hits), list(self.pending), self.claims
 
     def rewind(self, watched: tuple[dict[str, int], list[Any], int]) -> None:
         """Forget an expansion that was not the model's (`controller_batches`)."""
@@ -272,6 +276,8 @@ class Expander:
         declared independent no longer commute stops the run rather than lose states. The claim
         checked is the first of the list (the order the steps are enumerated in), so a run
         audits the same claims every time."""
+        if self.answered_mark >= 0 and controller.unanswered() != self.answered_mark:
+            return  # a step stood in for Kafka's answer: `after` may not be the model's
         self.claims += len(asleep)
         if self.claims < self.audit_every:
             return

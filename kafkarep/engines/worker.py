@@ -62,6 +62,7 @@ class Worker:
         por: bool = False,
     ) -> None:
         self.cfg = cfg
+        self._batched = cfg.options.controller == "kafka"  # Kafka's classes answer, in batches
         # Partial-order reduction by sleep sets (kernel.Expander.asleep_successors); never
         # while every step is written out for liveness.
         self.por = por
@@ -104,7 +105,7 @@ class Worker:
         enabled = gc.isenabled()
         gc.disable()
         # Kafka's classes answer the controller steps in batches (controller_batches.py).
-        controller.collect(self.cfg.options.controller == "kafka")
+        controller.collect(self._batched)
         try:
             return self._expand(seen, deadline, reached, steps)
         finally:
@@ -164,7 +165,7 @@ class Worker:
             return successors(state, parent_parts, base)
 
         expansions: Iterable[tuple[int, Iterable[Any]]]
-        if self.cfg.options.controller == "kafka":
+        if self._batched:
             expansions = in_batches(self.frontier, expand_one, expander)
         else:
             expansions = ((local, expand_one(local, e)) for local, e in enumerate(self.frontier))

@@ -265,10 +265,9 @@ class KafkaController:
         batch (`controller.Unanswered`); else it is asked alone."""
         key = case["id"]
         if key not in self.known and not self._shared(key):
-            if controller.collecting():
-                self.pending[key] = case
-                raise controller.Unanswered(rules)
             self.pending[key] = case
+            if controller.collecting():
+                raise controller.Unanswered(rules)
             self.ask_pending()
         return self.known[key]
 
