@@ -19,11 +19,15 @@ The module's contract (docs/user-properties.md): `PROPERTIES`, a tuple of proper
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkarep.kafka.metadata import LeaderRecoveryState
 from kafkarep.model.actions.base import Action
 from kafkarep.model.config import ModelConfig
+from kafkarep.model.domain import CONCRETE, Domain
 from kafkarep.model.state import ClusterState
-from kafkarep.properties.base import always, sometimes
+from kafkarep.properties.base import always, predicate, sometimes
+from kafkarep.rules.terms import Term, and_, eq, not_, or_
 
 KAFKA_19522 = (
     "KAFKA-19522 (Kafka 4.1.0): PartitionChangeBuilder.canElectLastKnownLeader elects the last "
@@ -31,20 +35,33 @@ KAFKA_19522 = (
 )
 
 
+def leader_acceptable(d: Domain, cfg: ModelConfig, state: Any) -> Term:
+    """No leader, or a leader the controller has registered and unfenced: written over a domain
+    (`kafkarep/model/domain.py`), so that `kafkarep prove` proves it too."""
+    leader = state.partition.leader
+    no_leader = eq(leader, -1)
+    if no_leader is True:
+        return True
+
+    def unfenced(broker: int) -> Term:
+        registration = d.broker_registration(state, broker)
+        return and_(registration.registered, not_(registration.fenced))
+
+    return or_(no_leader, d.for_id(leader, unfenced))
+
+
+@predicate(leader_acceptable)
 def controller(cfg: ModelConfig, state: ClusterState) -> str | None:
     """The partition's leader in the controller's metadata is a registered, unfenced broker."""
-    partition = state.partition
-    if partition.leader == -1:
+    if leader_acceptable(CONCRETE, cfg, state):
         return None
-    registration = state.controller.brokers.get(partition.leader)
-    if not registration.registered:
+    partition = state.partition
+    if not state.controller.brokers.get(partition.leader).registered:
         return f"leader {partition.leader} is not a registered broker"
-    if registration.fenced:
-        return (
-            f"leader {partition.leader} (leader epoch {partition.leader_epoch}) is fenced in the "
-            "controller's broker registry"
-        )
-    return None
+    return (
+        f"leader {partition.leader} (leader epoch {partition.leader_epoch}) is fenced in the "
+        "controller's broker registry"
+    )
 
 
 def last_known_leader_elected(

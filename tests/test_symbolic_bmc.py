@@ -62,7 +62,7 @@ def test_the_min_isr_mutation_is_found_at_its_depth() -> None:
     (cex,) = outcome.found.values()
     trace = concrete_trace(cfg, Encoding(cfg), cex)
     assert len(trace.steps) == 3
-    assert clause_check(cex.clause)(cfg, trace.final) is not None
+    assert clause_check(cex.clause, cfg)(cfg, trace.final) is not None
 
 
 MUTATIONS = sorted((MODELS / "mutations").glob("*.toml"))

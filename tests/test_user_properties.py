@@ -3,7 +3,9 @@ in properties/fenced_leader.py is found violated at its pinned depth on Kafka 4.
 holds with KAFKA-19522's change, in the explorer (in-process and with forked workers), Spark,
 Hypothesis, the suite (a JUnit case per clause) and `replay`; its names are names a model may
 expect; a bad module, or a clause that raises while a model is checked, is one line and exit
-code 2; `prove` refuses such a model in one line.
+code 2. `prove` proves the property where it holds and finds it violated where not; a predicate
+that is not the clause's verdict is found by the agreement check, and a property without one is
+refused in one line.
 
 Default tier: the explorer, Hypothesis, the suite, replay and every bad input (about 10 s on two
 cores); Spark's runs are `slow` (an embedded Spark takes seconds to start)."""
@@ -21,7 +23,7 @@ import pytest
 
 from kafkarep import properties
 from kafkarep.cli.main import main
-from kafkarep.common.exit_codes import BAD_INPUT, OK
+from kafkarep.common.exit_codes import BAD_INPUT, EXPECTATION_NOT_MET, OK
 from kafkarep.engines.explorer import explore as explorer_engine
 from kafkarep.engines.results import Exploration, RunOptions
 from kafkarep.model.config import ModelError
@@ -255,11 +257,64 @@ def test_a_clause_that_fails_while_checking_is_one_line(
     assert line == f"kafkarep check: error: {tmp_path}/{message}"
 
 
-def test_prove_refuses_in_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_prove_proves_the_property_and_finds_its_violation(tmp_path: Path) -> None:
+    """The clause declares its predicate over a domain, so `prove` proves it by induction with
+    KAFKA-19522's change and finds the violation without it, a trace `replay` confirms."""
     pytest.importorskip("z3")
-    line = _one_line_error(capsys, "prove", "--reports", str(tmp_path), str(HOLDS))
-    assert line.startswith(f"kafkarep prove: error: {HOLDS}: prove does not encode this model: ")
-    assert "[check] extra_properties: " in line and "fenced_leader.py" in line
+    summary = tmp_path / "prove.json"
+    args = ["prove", "--quiet", "--reports", str(tmp_path), "--json", str(summary)]
+    assert main([*args, str(HOLDS), str(VIOLATES)]) == OK
+    holds, violates = json.loads(summary.read_text())["models"]
+    (proved,) = holds["results"]
+    assert (proved["property"], proved["status"], proved["method"]) == (
+        "fenced_broker_not_leader",
+        "proved",
+        "induction",
+    )
+    assert proved["obligations"] == proved["obligations_proved"] == 204
+    (found,) = violates["results"]
+    assert (found["status"], found["depth"], found["clause"]) == ("violated", DEPTH, CLAUSE)
+    assert main(["replay", "--quiet", found["trace_file"]]) == OK
+
+
+def _with_module(tmp_path: Path, source: str) -> Path:
+    """VIOLATES with its property module replaced by `source`."""
+    module = tmp_path / "fenced_leader.py"
+    module.write_text(source)
+    model = tmp_path / "model.toml"
+    model.write_text(VIOLATES.read_text().replace("../../properties/fenced_leader.py", str(module)))
+    return model
+
+
+def test_prove_checks_the_predicate_against_the_clause(tmp_path: Path) -> None:
+    """Seeded: a predicate that says the property always holds, beside the clause that finds the
+    fenced leader. The agreement check finds the two apart on a reachable state, and nothing is
+    proved or searched."""
+    pytest.importorskip("z3")
+    wrong = MODULE.read_text().replace(
+        "@predicate(leader_acceptable)", "@predicate(lambda d, cfg, state: True)"
+    )
+    summary = tmp_path / "prove.json"
+    model = _with_module(tmp_path, wrong)
+    args = ["prove", "--quiet", "--reports", str(tmp_path), "--json", str(summary), str(model)]
+    assert main(args) == EXPECTATION_NOT_MET
+    (report,) = json.loads(summary.read_text())["models"]
+    assert [r["status"] for r in report["results"]] == ["disagrees"]
+    (first, *_) = report["agreement"]["disagreements"]
+    assert first["problem"] == f"clause {CLAUSE}: symbolic True, concrete False"
+    assert first["where"] == f"{tmp_path}/fenced_leader.py: <lambda>"  # the predicate
+
+
+def test_prove_refuses_a_property_without_its_predicate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("z3")
+    model = _with_module(
+        tmp_path, MODULE.read_text().replace("@predicate(leader_acceptable)\n", "")
+    )
+    line = _one_line_error(capsys, "prove", "--reports", str(tmp_path), str(model))
+    assert line.startswith(f"kafkarep prove: error: {model}: prove does not encode this model: ")
+    assert "fenced_broker_not_leader declare no predicate over a domain" in line
 
 
 # --- Spark ------------------------------------------------------------------------------------

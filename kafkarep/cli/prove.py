@@ -34,7 +34,7 @@ from kafkarep.symbolic import agreement
 from kafkarep.symbolic.agreement import step
 from kafkarep.symbolic.agreement.rules import Agreement
 from kafkarep.symbolic.encoding import AbstractionError, Encoding
-from kafkarep.symbolic.properties import SUPPORTED
+from kafkarep.symbolic.properties import SUPPORTED, supported
 from kafkarep.symbolic.prove import Result, Settings, prove_property, prover_for
 from kafkarep.symbolic.transition import Relation
 from kafkarep.symbolic.verdict import Proof, judge, unknown_notes
@@ -54,7 +54,7 @@ def add_parser(commands: Any) -> None:
         metavar="P",
         help="a property to prove (repeatable; default: the model's; one of "
         + ", ".join(SUPPORTED)
-        + ")",
+        + ", or a model's own that declares its predicates)",
     )
     parser.add_argument(
         "--depth", type=int, default=None, metavar="K", help="BMC depth (default [prove] depth, 12)"
@@ -168,13 +168,14 @@ def _setting(cfg: ModelConfig, key: str, given: Any, default: Any) -> Any:
 
 
 def selected(cfg: ModelConfig, given: list[str] | None) -> list[str]:
-    names = given or cfg.setting("prove", "properties") or cfg.check.properties or SUPPORTED
+    provable = supported(cfg)
+    names = given or cfg.setting("prove", "properties") or cfg.check.properties or provable
     out: list[str] = []
     for name in names:
         prop = str(name).split(".")[0]
-        if prop not in SUPPORTED:
+        if prop not in provable:
             raise UsageError(
-                f"{cfg.path}: prove supports the properties {', '.join(SUPPORTED)}, not {name!r}"
+                f"{cfg.path}: prove supports the properties {', '.join(provable)}, not {name!r}"
             )
         if prop not in out:
             out.append(prop)
@@ -299,10 +300,10 @@ def run(args: argparse.Namespace) -> int:
     met_all = True
     for cfg in configs:
         cfg, settings = configure(cfg, options)
-        props = selected(cfg, options.properties)
         why = not_encoded(cfg)
         if why is not None:
             raise UsageError(f"{cfg.path}: prove does not encode this model: {why}")
+        props = selected(cfg, options.properties)
         proof = prove_model(cfg, props, settings, options, console)
         met_all &= proof.met
         summary.append(proof.to_json())

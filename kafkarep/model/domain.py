@@ -34,6 +34,7 @@ through it is a native method call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mypy_extensions import mypyc_attr
@@ -89,6 +90,10 @@ class Domain:
 
     def union(self, *sets: Any) -> Term:
         return frozenset().union(*sets)
+
+    def for_id(self, broker: Any, test: Callable[[int], Term]) -> Term:
+        """test(broker), for a broker id that is a term in the prover's domain."""
+        return test(broker)
 
     # --- the parts of a cluster state ------------------------------------------------------------
 

@@ -51,6 +51,12 @@ def predicate_of(check: StateCheck | StepCheck | MaskCheck) -> Callable[..., Any
     return _PREDICATES.get(cast(StateCheck, check))
 
 
+def provable(prop: Property) -> bool:
+    """A safety property whose every clause declares its predicate over a domain: `kafkarep
+    prove` proves the conjunction of its clauses."""
+    return prop.kind == "always" and all(predicate_of(c.check) for c in prop.clauses)
+
+
 def reads_controller(check: StateCheck) -> StateCheck:
     """Marks a state clause that reads only the model and `state.controller` (not the brokers,
     the ghost state or the budgets): an engine may evaluate it once per controller state.

@@ -160,6 +160,9 @@ def _guarded(prop: Property, clause: Clause, path: str) -> Callable[..., Any]:
         base.on_partition_change(guarded)
     if base.reads_after(check):
         base.reads_after_only(guarded)
+    holds = base.predicate_of(check)
+    if holds is not None:  # `kafkarep prove` proves it (docs/user-properties.md)
+        base.predicate(holds)(guarded)
     families = base.fires_on(check)
     if families is not None:
         base.only_on(*families)(guarded)

@@ -77,9 +77,9 @@ def concrete_trace(cfg: ModelConfig, enc: Encoding, cex: Counterexample) -> Trac
     return replay_path(cfg, tuple(path))
 
 
-def clause_check(clause: str) -> Any:
+def clause_check(clause: str, cfg: ModelConfig) -> Any:
     prop_name, _, clause_name = clause.partition(".")
-    for c in registry.BY_NAME[prop_name].clauses:
+    for c in registry.by_name(cfg)[prop_name].clauses:
         if c.name == clause_name:
             return c.check
     raise KeyError(clause)

@@ -15,6 +15,8 @@ from kafkarep.model.actions import Family, active
 from kafkarep.model.actions.lifecycle import tracks_recovery_point
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.metadata_cache import FENCED
+from kafkarep.properties import extra_of
+from kafkarep.properties.base import provable
 from kafkarep.rules.guards import Guard
 from kafkarep.symbolic import ops
 from kafkarep.symbolic.ops import Sets, Term
@@ -54,11 +56,13 @@ class Encoding:
         abstract_history: bool = False,
         free_elections: bool = False,
     ) -> None:
-        if cfg.check.extra_properties:  # a user's own properties (docs/user-properties.md)
-            own = ", ".join(m.path for m in cfg.check.extra_properties)
+        # a user's own safety properties: proved when they declare their predicates
+        unproved = [p.name for p in extra_of(cfg) if p.kind == "always" and not provable(p)]
+        if unproved:
             raise AbstractionError(
-                f"it has no encoding of the model's own properties ([check] extra_properties: "
-                f"{own}); check them with the explorer, Spark or Hypothesis"
+                f"the model's own properties {', '.join(unproved)} declare no predicate over a "
+                "domain (docs/user-properties.md); check them with the explorer, Spark or "
+                "Hypothesis"
             )
         if cfg.options.controller == "kafka":
             raise AbstractionError(

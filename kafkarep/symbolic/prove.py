@@ -91,7 +91,7 @@ def prove_property(
     failed: tuple[Obligation, ...] = ()
     if settings.induction and prover is not None:
         prover = prover.with_facts(invariants.facts_for(prop))
-        names = list(invariants.needed(prop))
+        names = list(invariants.needed(prop, cfg))
         obligations = tuple(prover.prove(names, settings.stop_at_failure, settings.workers))
         failed = tuple(o for o in obligations if o.status != "proved")
         if not failed:
@@ -112,7 +112,7 @@ def prove_property(
     left = settings.timeout
     outcome = bmc.check(
         lambda capacity: Encoding(cfg, capacity),
-        clauses_of(prop),
+        clauses_of(prop, cfg),
         settings.depth,
         settings.every_initial,
         left,
@@ -135,7 +135,7 @@ def prove_property(
         )
     clause, cex = next(iter(outcome.found.items()))
     trace = concrete_trace(cfg, Encoding(cfg), cex)
-    check = clause_check(clause)
+    check = clause_check(clause, cfg)
     run_cfg = trace.cfg
     if check(run_cfg, trace.final) is None:
         raise bmc_error(clause)
@@ -175,7 +175,8 @@ def bmc_error(clause: str) -> Exception:
 
 
 def prover_for(cfg: ModelConfig, timeout: float) -> Prover:
-    return Prover(cfg, invariants.ALL_INVARIANTS, invariants.FACTS, timeout, invariants.pair)
+    invariants_of = invariants.invariants_for(cfg)
+    return Prover(cfg, invariants_of, invariants.FACTS, timeout, invariants.pair)
 
 
 __all__ = ["Result", "Settings", "prove_property", "prover_for", "with_initial"]

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from kafkarep.common.exit_codes import UsageError
 from kafkarep.model.config import ModelConfig, Table
 from kafkarep.symbolic.agreement.rules import Agreement
-from kafkarep.symbolic.properties import SUPPORTED
+from kafkarep.symbolic.properties import supported
 from kafkarep.symbolic.prove import Result
 
 # "INVARIANT under FAMILY": an invariant, clause or history fact, and an action family or
@@ -50,10 +50,10 @@ def unknown_notes(cfg: ModelConfig) -> dict[str, Note]:
         raise UsageError(f"{cfg.path}: [prove] unknown must be a table: {{ {form} }}")
     notes: dict[str, Note] = {}
     for prop, value in raw.pairs:
-        if prop not in SUPPORTED:
+        if prop not in supported(cfg):
             raise UsageError(
                 f"{cfg.path}: [prove] unknown.{prop}: prove supports the properties "
-                f"{', '.join(SUPPORTED)}, not {prop!r}"
+                f"{', '.join(supported(cfg))}, not {prop!r}"
             )
         found = OBLIGATION.fullmatch(value.strip()) if isinstance(value, str) else None
         if found is None:
@@ -94,7 +94,7 @@ def judge(cfg: ModelConfig, results: list[Result]) -> list[str]:
     violations = [
         (name, name.split(".")[0])
         for name, _ in cfg.expect.violates
-        if name.split(".")[0] in SUPPORTED
+        if name.split(".")[0] in supported(cfg)
     ]
     if cfg.expect.result == "holds" or (cfg.expect.result == "violates" and not violations):
         # holds; or every violation expected is of a property prove does not check, and the

@@ -12,13 +12,14 @@ from kafkarep import properties as registry
 from kafkarep.model.actions import Action, successors
 from kafkarep.model.config import ModelConfig
 from kafkarep.model.state import ClusterState
+from kafkarep.properties.base import predicate_of
 from kafkarep.symbolic import state as symbolic
 from kafkarep.symbolic.agreement.disagreement import Disagreement, difference, source, step
 from kafkarep.symbolic.agreement.elections import Elections
 from kafkarep.symbolic.agreement.exploration import Path, levels, project_along, written
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.projection import comparable
-from kafkarep.symbolic.properties import CLAUSES
+from kafkarep.symbolic.properties import clauses
 from kafkarep.symbolic.transition import Instance, Relation
 
 
@@ -54,9 +55,9 @@ class Agreement(NamedTuple):
         return out
 
 
-def concrete_clause(name: str) -> Any:
+def concrete_clause(name: str, cfg: ModelConfig) -> Any:
     prop_name, _, clause_name = name.partition(".")
-    prop = registry.BY_NAME[prop_name]
+    prop = registry.by_name(cfg)[prop_name]
     return next(c.check for c in prop.clauses if c.name == clause_name)
 
 
@@ -69,16 +70,17 @@ def check_state(
     cfg = enc.cfg
     problems: list[Disagreement] = []
     before = project_along(enc, state, path)
-    for name, clause in CLAUSES.items():
+    for name, clause in clauses(cfg).items():
         verdict = clause(enc, before)
-        concrete = concrete_clause(name)(cfg, state) is None
+        check = concrete_clause(name, cfg)
+        concrete = check(cfg, state) is None
         if verdict is not concrete:
             problems.append(
                 Disagreement(
                     state,
                     None,
                     f"clause {name}: symbolic {verdict}, concrete {concrete}",
-                    source(clause),
+                    source(predicate_of(check) or clause),  # where the predicate is written
                 )
             )
     expected: dict[Action, ClusterState] = {}

@@ -12,6 +12,21 @@ induction rather than as a false proof.
 
 from kafkarep.symbolic.invariants.history import FACTS, pair
 from kafkarep.symbolic.invariants.quorum_history import QUORUM_FACTS
-from kafkarep.symbolic.invariants.strengthening import ALL_INVARIANTS, AUXILIARY, facts_for, needed
+from kafkarep.symbolic.invariants.strengthening import (
+    ALL_INVARIANTS,
+    AUXILIARY,
+    facts_for,
+    invariants_for,
+    needed,
+)
 
-__all__ = ["ALL_INVARIANTS", "AUXILIARY", "FACTS", "QUORUM_FACTS", "facts_for", "needed", "pair"]
+__all__ = [
+    "ALL_INVARIANTS",
+    "AUXILIARY",
+    "FACTS",
+    "QUORUM_FACTS",
+    "facts_for",
+    "invariants_for",
+    "needed",
+    "pair",
+]

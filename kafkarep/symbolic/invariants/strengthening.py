@@ -4,6 +4,7 @@ too), and the history facts it assumes (`history`; `quorum_history` for complete
 
 from __future__ import annotations
 
+from kafkarep.model.config import ModelConfig
 from kafkarep.symbolic import properties as props
 from kafkarep.symbolic.encoding import Encoding
 from kafkarep.symbolic.invariants import later_epochs, quorum, structure
@@ -14,16 +15,14 @@ from kafkarep.symbolic.ops import Term
 from kafkarep.symbolic.state import ClusterState
 
 
-def _clause(name: str) -> Invariant:
-    clause = props.CLAUSES[name]
-
+def _clause(name: str, clause: props.Clause) -> Invariant:
     def holds(enc: Encoding, sym: ClusterState) -> Term:
         return clause(enc, sym)
 
     return Invariant(name, holds, f"the property clause {name}")
 
 
-PROPERTY_INVARIANTS = tuple(_clause(name) for name in props.CLAUSES)
+PROPERTY_INVARIANTS = tuple(_clause(name, clause) for name, clause in props.CLAUSES.items())
 QUORUM = quorum.INVARIANTS + later_epochs.INVARIANTS
 AUXILIARY = structure.INVARIANTS + QUORUM
 ALL_INVARIANTS = PROPERTY_INVARIANTS + AUXILIARY
@@ -71,8 +70,16 @@ def facts_for(prop: str) -> tuple[AnyFact, ...]:
     return FACTS + FACTS_FOR.get(prop, ())
 
 
-def needed(prop: str) -> tuple[str, ...]:
+def needed(prop: str, cfg: ModelConfig | None = None) -> tuple[str, ...]:
     """The invariants proved together for a property: its clauses, the auxiliary invariants
-    it needs, and every history fact it assumes."""
+    it needs (a model's own property, named with its model: the structure), and every history
+    fact it assumes."""
     facts = tuple(f"history.{f.name}" for f in facts_for(prop))
-    return tuple(props.clauses_of(prop)) + NEEDS[prop] + facts
+    return tuple(props.clauses_of(prop, cfg)) + NEEDS.get(prop, STRUCTURE) + facts
+
+
+def invariants_for(cfg: ModelConfig) -> tuple[Invariant, ...]:
+    """Every invariant a proof on this model may ask: those of the built-in properties and the
+    auxiliary ones, and the clauses of the model's own provable properties."""
+    own = tuple(_clause(name, clause) for name, clause in props.own_clauses(cfg).items())
+    return ALL_INVARIANTS + own
