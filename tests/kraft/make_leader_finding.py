@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafkarep.broker_trace.events import AgentEvent
 from kafkarep.realcluster import gate
 from kafkarep.realcluster.cluster import KAFKA_VERSION, Cluster, wait_until
 from kafkarep.reproduce.recorded import Recorded
@@ -56,6 +57,28 @@ class Brokers(Recorded):
     def log_end(self, broker: int) -> int:
         kinds = ("append_follower", "append_leader", "make_leader", "make_follower")
         return max((e["log_end_offset"] for e in self.about(broker, *kinds)), default=0)
+
+
+class ShrankFirst(Exception):
+    """Kafka's periodic ISR expiry (`Partition.maybeShrinkIsr`, every `replica.lag.time.max.ms`
+    / 2) took broker 2 out of the ISR in the window where its caught-up fetch is held: its last
+    caught-up time is from before it was killed. A timing the trace does not take: the
+    interleaving was not reached, not refuted, and a run may try again."""
+
+
+def _answer_of_a(b: Brokers) -> AgentEvent | None:
+    """The leader's event of taking the controller's answer to expansion A (ISR [1, 2])."""
+    answers = [e for e in b.about(1, "alter_partition_answer") if e.get("answer_isr") == [1, 2]]
+    return answers[0] if answers else None
+
+
+def _not_shrunk_since(b: Brokers, seq: int) -> None:
+    for shrink in b.about(1, "isr_shrink_proposed"):
+        if shrink.seq > seq and 2 in shrink["out_of_sync_replicas"]:
+            raise ShrankFirst(
+                f"the leader's ISR expiry proposed {shrink['proposed_isr']} after A committed "
+                "(broker 2 out of sync by its last caught-up time)"
+            )
 
 
 def reproduce(cluster: Cluster, gate_dir: Path) -> Reproduction:
@@ -95,11 +118,9 @@ def reproduce(cluster: Cluster, gate_dir: Path) -> Reproduction:
     fetch2 = gate.hold(gate_dir, 1, "fetch", TOPIC, 0, follower=2)
     metadata = gate.hold(gate_dir, 1, "metadata")
     gate.release(request)
-    wait_until(
-        "A's answer taken",
-        lambda: any(e.get("answer_isr") == [1, 2] for e in b.about(1, "alter_partition_answer")),
-    )
-    answer = b.about(1, "alter_partition_answer")[-1]
+    wait_until("A's answer taken", lambda: _answer_of_a(b) is not None)
+    answer = _answer_of_a(b)
+    assert answer is not None
     held2 = gate.wait_held(gate_dir, 1, "fetch", TOPIC, 0, follower=2)
     held_metadata = gate.wait_held(gate_dir, 1, "metadata")
     out.reached(
@@ -112,6 +133,7 @@ def reproduce(cluster: Cluster, gate_dir: Path) -> Reproduction:
     request = gate.hold(gate_dir, 1, "alter_partition_request", TOPIC, 0)
     gate.release(follower3)
     b_held = gate.wait_held(gate_dir, 1, "alter_partition_request", TOPIC, 0, timeout=60)
+    _not_shrunk_since(b, answer.seq)
     follower3 = gate.hold(gate_dir, 3, "fetch_response", TOPIC, 0)
     out.reached("B proposed", f"{b_held['proposed']} {b_held['proposed_isr']}")
     gate.release(fetch2)
