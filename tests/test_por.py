@@ -34,8 +34,13 @@ NOT_COMPARED = {"kip966_small_isr_shrink.toml"}
 V35 = MODELS / "history" / "v35_last_replica_standing.toml"
 
 
-def _run(cfg: ModelConfig, por: bool, workers: int = 1, limits: Limits = Limits()) -> Exploration:
-    """The model's safety properties (liveness reads every step, so it switches sleep sets off)."""
+def _run(
+    cfg: ModelConfig, por: bool, workers: int = 1, limits: Limits | None = None
+) -> Exploration:
+    """The model's safety properties (liveness reads every step, so it switches sleep sets off),
+    to the model's own depth bound (`[expect] within_depth`) unless `limits` says."""
+    if limits is None:
+        limits = Limits(max_depth=cfg.check.max_depth)
     chosen = [p for p in properties.of_model(cfg) if not p.liveness]
     stop = [name for name, _ in cfg.expect.violates]
     return Explorer(cfg, chosen, limits, stop_when_found=stop, workers=workers, por=por).run()
