@@ -60,9 +60,10 @@ class Brokers(Recorded):
 
 
 class ShrankFirst(Exception):
-    """Kafka's periodic ISR expiry (`Partition.maybeShrinkIsr`, every `replica.lag.time.max.ms`
-    / 2) took broker 2 out of the ISR in the window where its caught-up fetch is held: its last
-    caught-up time is from before it was killed. A timing the trace does not take: the
+    """Kafka's periodic ISR expiry (`Partition.maybeShrinkIsr`, scheduled as "isr-expiration"
+    every `replica.lag.time.max.ms` / 2 by `ReplicaManager.startup`, both at 4.1.1) took broker 2
+    out of the ISR in the window where its caught-up fetch is held: its last caught-up time is
+    from before it was killed. A timing the trace does not take: the
     interleaving was not reached, not refuted, and a run may try again."""
 
 
